@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# THE project test command. On a fresh machine:
+#
+#   ./compat-tests/run-tests.sh            # every step
+#   ./compat-tests/run-tests.sh clippy     # only the named step(s)
+#   ./compat-tests/run-tests.sh --list     # list the steps
+#
+# It installs the test dependencies (compat-tests/setup.sh), starts the local
+# DynamoDB emulators (compat-tests/servers.sh; stopped again on exit, however
+# this script ends), exports their endpoints (DDBLOCK_TEST_MOTO,
+# DDBLOCK_TEST_DYNALITE) plus dummy AWS credentials, then runs the steps.
+# Every step runs even if an earlier one failed (set DDBLOCK_FAIL_FAST=1 to
+# stop at the first failure); the exit status is non-zero if any failed.
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/.." && pwd)"
+cd "$ROOT"
+
+# --- steps ------------------------------------------------------------------------
+# To add a step: define `step_NAME` (it runs from the repo root, in a subshell
+# with `set -e`, the emulator env exported) and add "NAME|description" to
+# STEPS, in the order it should run.
+step_fmt() { cargo fmt --all -- --check; }
+step_clippy() { cargo clippy --workspace --all-targets -- -D warnings; }
+step_test() { cargo test --workspace; }
+
+STEPS=(
+    "fmt|rustfmt check: cargo fmt --all -- --check"
+    "clippy|lints: cargo clippy --workspace --all-targets -- -D warnings"
+    "test|Rust tests: cargo test --workspace"
+)
+
+# --- plumbing --------------------------------------------------------------------
+banner() {
+    printf '\n%s\n== %s\n%s\n' \
+        "================================================================================" "$*" \
+        "================================================================================"
+}
+
+step_names() {
+    local s
+    for s in "${STEPS[@]}"; do printf '%s\n' "${s%%|*}"; done
+}
+
+is_step() {
+    local s
+    for s in "${STEPS[@]}"; do [[ ${s%%|*} == "$1" ]] && return 0; done
+    return 1
+}
+
+selected=()
+for arg in "$@"; do
+    case $arg in
+        --list) step_names; exit 0 ;;
+        -h | --help) sed -n '2,13p' "$0"; exit 0 ;;
+        -*) echo "unknown option $arg (try --help)" >&2; exit 2 ;;
+        *)
+            is_step "$arg" || { echo "unknown step '$arg'; steps: $(step_names | tr '\n' ' ')" >&2; exit 2; }
+            selected+=("$arg")
+            ;;
+    esac
+done
+
+is_selected() {
+    [[ ${#selected[@]} -eq 0 ]] && return 0
+    local s
+    for s in "${selected[@]}"; do [[ $s == "$1" ]] && return 0; done
+    return 1
+}
+
+RUN_START=$SECONDS
+
+banner "setup: compat-tests/setup.sh"
+"$HERE/setup.sh"
+
+cleanup() { "$HERE/servers.sh" stop || true; }
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+banner "servers: compat-tests/servers.sh start (moto, dynalite)"
+# --owner: the servers also go away if this script is killed without its trap.
+"$HERE/servers.sh" start --owner $$
+# shellcheck source=/dev/null
+source "$HERE/.run/env"
+echo "DDBLOCK_TEST_MOTO=$DDBLOCK_TEST_MOTO"
+echo "DDBLOCK_TEST_DYNALITE=$DDBLOCK_TEST_DYNALITE"
+
+total=0
+for s in "${STEPS[@]}"; do is_selected "${s%%|*}" && total=$((total + 1)); done
+
+results=()
+failed=()
+n=0
+for s in "${STEPS[@]}"; do
+    name=${s%%|*}
+    desc=${s#*|}
+    is_selected "$name" || continue
+    n=$((n + 1))
+    banner "step $n/$total: $desc"
+    t0=$SECONDS
+    set +e
+    (
+        set -e
+        "step_$name"
+    )
+    rc=$?
+    set -e
+    dt=$((SECONDS - t0))
+    if [[ $rc -eq 0 ]]; then
+        results+=("  ok    $name (${dt} s)")
+        echo "== step $name: ok (${dt} s)"
+    else
+        results+=("  FAIL  $name (exit $rc, ${dt} s)")
+        failed+=("$name")
+        echo "== step $name: FAILED with exit code $rc (${dt} s)"
+        if [[ ${DDBLOCK_FAIL_FAST:-0} == 1 ]]; then
+            echo "== DDBLOCK_FAIL_FAST=1: skipping the remaining steps"
+            break
+        fi
+    fi
+done
+
+banner "summary ($((SECONDS - RUN_START)) s)"
+printf '%s\n' "${results[@]}"
+if [[ ${#failed[@]} -gt 0 ]]; then
+    echo "== FAILED steps: ${failed[*]}"
+    exit 1
+fi
+echo "== all $total steps ok"

@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# Installs everything the test suite needs besides the Rust toolchain:
+#   - moto (DynamoDB emulator, Python) into compat-tests/.venv, pinned by
+#     compat-tests/requirements.txt
+#   - dynalite (DynamoDB emulator, Node) into compat-tests/node_modules,
+#     pinned by compat-tests/package.json + package-lock.json
+#   - PHP + Laravel's Illuminate cache component (Debian packages), used by
+#     the Laravel interop tests and codec fixtures
+#
+# Idempotent: every part is skipped when already installed at the pinned
+# versions, so a second run takes about a second.
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cd "$HERE"
+
+log() { printf '[setup] %s\n' "$*"; }
+die() { printf '[setup] ERROR: %s\n' "$*" >&2; exit 1; }
+
+START_SECONDS=$SECONDS
+
+# --- apt helper ---------------------------------------------------------------
+APT_UPDATED=0
+apt_install() {
+    local sudo=()
+    if [[ $(id -u) -ne 0 ]]; then
+        command -v sudo >/dev/null 2>&1 || die "need root (or sudo) to apt-get install $*"
+        sudo=(sudo)
+    fi
+    command -v apt-get >/dev/null 2>&1 || die "apt-get not found; install by hand: $*"
+    if [[ $APT_UPDATED -eq 0 ]]; then
+        log "apt-get update"
+        "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+        APT_UPDATED=1
+    fi
+    log "apt-get install $*"
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
+        apt-get install -y -q --no-install-recommends "$@"
+}
+
+# --- base tools -----------------------------------------------------------------
+missing=()
+command -v curl >/dev/null 2>&1 || missing+=(curl)
+command -v python3 >/dev/null 2>&1 || missing+=(python3 python3-venv)
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
+if [[ ${#missing[@]} -gt 0 ]]; then
+    apt_install "${missing[@]}"
+fi
+log "base tools: ok (curl, python3 $(python3 -c 'import platform; print(platform.python_version())'), node $(node --version))"
+
+# --- PHP + Illuminate cache (Laravel interop tests) ------------------------------
+DYNAMO_STORE=/usr/share/php/Illuminate/Cache/DynamoDbStore.php
+php_ok() {
+    command -v php >/dev/null 2>&1 || return 1
+    [[ -f $DYNAMO_STORE ]] || return 1
+    local mods
+    mods="$(php -m 2>/dev/null)" || return 1
+    grep -qix curl <<<"$mods" || return 1
+    grep -qix mbstring <<<"$mods" || return 1
+}
+if php_ok; then
+    log "php: already installed ($(php -r 'echo PHP_VERSION;'), Illuminate DynamoDbStore present), skipping"
+else
+    log "php: php-cli/php-curl/php-mbstring/php-illuminate-cache missing, installing"
+    apt_install php-cli php-curl php-mbstring php-illuminate-cache
+    php_ok || die "php install did not provide php with curl+mbstring and $DYNAMO_STORE"
+fi
+
+# --- moto (Python venv) ------------------------------------------------------
+VENV="$HERE/.venv"
+REQS="$HERE/requirements.txt"
+
+# Exit 0 iff every `name==version` line of requirements.txt is installed in
+# the venv at exactly that version.
+venv_ok() {
+    [[ -x "$VENV/bin/python" && -x "$VENV/bin/moto_server" ]] || return 1
+    "$VENV/bin/python" - "$REQS" <<'PY'
+import re
+import sys
+from importlib import metadata
+
+ok = True
+for raw in open(sys.argv[1], encoding="utf-8"):
+    line = raw.split("#", 1)[0].strip()
+    if not line:
+        continue
+    m = re.fullmatch(r"([A-Za-z0-9_.-]+)(\[[^\]]*\])?==(\S+)", line)
+    if not m:
+        print(f"[setup]   requirements.txt: not a '==' pin: {line!r}")
+        ok = False
+        continue
+    name, _extras, want = m.groups()
+    try:
+        have = metadata.version(name)
+    except metadata.PackageNotFoundError:
+        have = None
+    if have != want:
+        print(f"[setup]   {name}: want {want}, have {have}")
+        ok = False
+sys.exit(0 if ok else 1)
+PY
+}
+
+if venv_ok; then
+    log "moto: $VENV already has the pinned versions (moto $("$VENV/bin/python" -c 'from importlib.metadata import version; print(version("moto"))')), skipping"
+else
+    if [[ -d $VENV ]] && ! "$VENV/bin/python" -c '' >/dev/null 2>&1; then
+        log "moto: $VENV is broken (its python does not run), recreating"
+        rm -rf "$VENV"
+    fi
+    if [[ ! -x "$VENV/bin/python" ]]; then
+        if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
+            apt_install python3-venv
+        fi
+        log "moto: python3 -m venv $VENV"
+        python3 -m venv "$VENV"
+    fi
+    log "moto: pip install -r requirements.txt"
+    "$VENV/bin/python" -m pip install --disable-pip-version-check --no-input -q -r "$REQS"
+    venv_ok || die "moto: venv still does not match requirements.txt after pip install"
+    log "moto: installed"
+fi
+
+# --- dynalite (npm) ------------------------------------------------------------
+node_major="$(node -p 'process.versions.node.split(".")[0]')"
+[[ $node_major -ge 20 ]] || die "dynalite 4 needs node >= 20, found $(node --version)"
+
+STAMP="$HERE/node_modules/.ddblock-setup-stamp"
+npm_hash() { cat package.json package-lock.json 2>/dev/null | sha256sum | cut -d' ' -f1; }
+
+if [[ -f package-lock.json && -x node_modules/.bin/dynalite && -f $STAMP && "$(cat "$STAMP")" == "$(npm_hash)" ]]; then
+    log "dynalite: node_modules matches package-lock.json, skipping"
+else
+    if [[ -f package-lock.json ]]; then
+        log "dynalite: npm ci (from package-lock.json)"
+        npm ci --no-audit --no-fund --loglevel=error
+    else
+        log "dynalite: npm install (no package-lock.json yet: creating it, commit it)"
+        npm install --no-audit --no-fund --loglevel=error
+    fi
+    [[ -x node_modules/.bin/dynalite ]] || die "dynalite: node_modules/.bin/dynalite missing after npm install"
+    npm_hash >"$STAMP"
+    log "dynalite: installed"
+fi
+log "dynalite: $(node -p 'require("./node_modules/dynalite/package.json").version')"
+
+log "done in $((SECONDS - START_SECONDS)) s"

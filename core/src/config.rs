@@ -1,0 +1,404 @@
+//! Store configuration: table, attribute names, prefix, key layout, client settings, clock.
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::error::{Error, Result};
+
+/// How keys are built from the prefix, matching the Laravel version on the PHP side.
+///
+/// Lock names only collide across languages when the keys are byte-identical, so this must
+/// match the Laravel version the PHP apps run (see `docs/format.md`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum KeyLayout {
+    /// Laravel 8.x to 10.x: `setPrefix` appends `:` to a non-empty prefix, and `lock()` prefixes
+    /// the name before `add()` prefixes it again: cache `app_:k`, lock `app_:app_:orders`.
+    Laravel8,
+    /// Laravel 11.x: the prefix is used as given (laravel/framework PR #47380), the lock key is
+    /// still double-prefixed: cache `app_k`, lock `app_app_orders`.
+    Laravel11,
+    /// Laravel 12.0+: `lock()` passes the bare name (PR #52986): cache `app_k`, lock `app_orders`.
+    #[default]
+    Laravel12,
+}
+
+impl KeyLayout {
+    /// The string each key starts with for `prefix` under this layout.
+    pub fn effective_prefix(self, prefix: &str) -> String {
+        match self {
+            KeyLayout::Laravel8 if !prefix.is_empty() => format!("{prefix}:"),
+            _ => prefix.to_owned(),
+        }
+    }
+
+    /// The table key of cache entry `key`.
+    pub fn cache_key(self, prefix: &str, key: &str) -> String {
+        format!("{}{key}", self.effective_prefix(prefix))
+    }
+
+    /// The table key of lock `name`.
+    pub fn lock_key(self, prefix: &str, name: &str) -> String {
+        let p = self.effective_prefix(prefix);
+        match self {
+            KeyLayout::Laravel8 | KeyLayout::Laravel11 => format!("{p}{p}{name}"),
+            KeyLayout::Laravel12 => format!("{p}{name}"),
+        }
+    }
+
+    /// The canonical lower-case name (`laravel8`, `laravel11`, `laravel12`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KeyLayout::Laravel8 => "laravel8",
+            KeyLayout::Laravel11 => "laravel11",
+            KeyLayout::Laravel12 => "laravel12",
+        }
+    }
+}
+
+impl fmt::Display for KeyLayout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for KeyLayout {
+    type Err = Error;
+
+    /// Accepts `laravel8`/`8`/`laravel9`/`laravel10`, `laravel11`/`11`, `laravel12`/`12`/`laravel13`/`13`.
+    fn from_str(s: &str) -> Result<Self> {
+        let t = s.trim().to_ascii_lowercase();
+        let t = t.strip_prefix("laravel").unwrap_or(&t);
+        let t = t.split('.').next().unwrap_or("");
+        match t {
+            "8" | "9" | "10" => Ok(KeyLayout::Laravel8),
+            "11" => Ok(KeyLayout::Laravel11),
+            "12" | "13" => Ok(KeyLayout::Laravel12),
+            _ => Err(Error::Config(format!(
+                "unknown key layout {s:?}: use laravel8 (Laravel 8-10), laravel11 or laravel12 (12.0+)"
+            ))),
+        }
+    }
+}
+
+/// A source of the current Unix time in whole seconds (Laravel's `Carbon::now()->getTimestamp()`).
+pub trait Clock: Send + Sync + fmt::Debug {
+    /// Seconds since the Unix epoch.
+    fn now(&self) -> i64;
+}
+
+/// The system clock.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> i64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs() as i64)
+            .unwrap_or(0)
+    }
+}
+
+/// Capped exponential backoff with jitter for `block()` retries.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Backoff {
+    /// First wait between attempts.
+    pub initial: Duration,
+    /// Longest wait between attempts.
+    pub max: Duration,
+    /// Growth factor per attempt (1.0 = fixed interval, as Laravel's 250 ms poll).
+    pub multiplier: f64,
+    /// Fraction of each wait that is randomised (0.0 none, 1.0 "full jitter").
+    pub jitter: f64,
+}
+
+impl Default for Backoff {
+    fn default() -> Self {
+        Backoff {
+            initial: Duration::from_millis(50),
+            max: Duration::from_millis(1000),
+            multiplier: 2.0,
+            jitter: 0.5,
+        }
+    }
+}
+
+impl Backoff {
+    /// Laravel's fixed 250 ms poll, without jitter.
+    pub fn laravel() -> Self {
+        Backoff {
+            initial: Duration::from_millis(250),
+            max: Duration::from_millis(250),
+            multiplier: 1.0,
+            jitter: 0.0,
+        }
+    }
+
+    /// The wait before retry number `attempt` (0-based), jittered with `rand01` in `[0, 1)`.
+    pub fn delay(&self, attempt: u32, rand01: f64) -> Duration {
+        let base =
+            self.initial.as_secs_f64() * self.multiplier.max(1.0).powi(attempt.min(64) as i32);
+        let capped = base.min(self.max.as_secs_f64());
+        let jitter = self.jitter.clamp(0.0, 1.0);
+        Duration::from_secs_f64(capped * (1.0 - jitter * rand01.clamp(0.0, 1.0)))
+    }
+}
+
+/// Everything a [`crate::Store`] needs; build it with [`StoreConfig::builder`].
+#[derive(Clone)]
+pub struct StoreConfig {
+    pub(crate) table: String,
+    pub(crate) key_attribute: String,
+    pub(crate) value_attribute: String,
+    pub(crate) expiration_attribute: String,
+    pub(crate) prefix: String,
+    pub(crate) layout: KeyLayout,
+    pub(crate) endpoint: Option<String>,
+    pub(crate) region: Option<String>,
+    pub(crate) connect_timeout: Option<Duration>,
+    pub(crate) operation_timeout: Option<Duration>,
+    pub(crate) max_attempts: Option<u32>,
+    pub(crate) backoff: Backoff,
+    pub(crate) clock: Arc<dyn Clock>,
+}
+
+impl fmt::Debug for StoreConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StoreConfig")
+            .field("table", &self.table)
+            .field("key_attribute", &self.key_attribute)
+            .field("value_attribute", &self.value_attribute)
+            .field("expiration_attribute", &self.expiration_attribute)
+            .field("prefix", &self.prefix)
+            .field("layout", &self.layout)
+            .field("endpoint", &self.endpoint)
+            .field("region", &self.region)
+            .finish_non_exhaustive()
+    }
+}
+
+impl StoreConfig {
+    /// A builder with Laravel's defaults (table `cache`, attributes `key`/`value`/`expires_at`, layout 12).
+    pub fn builder() -> StoreConfigBuilder {
+        StoreConfigBuilder {
+            cfg: StoreConfig {
+                table: "cache".into(),
+                key_attribute: "key".into(),
+                value_attribute: "value".into(),
+                expiration_attribute: "expires_at".into(),
+                prefix: String::new(),
+                layout: KeyLayout::default(),
+                endpoint: None,
+                region: None,
+                connect_timeout: None,
+                operation_timeout: None,
+                max_attempts: None,
+                backoff: Backoff::default(),
+                clock: Arc::new(SystemClock),
+            },
+        }
+    }
+
+    /// A builder filled from Laravel's environment variable names, read through `get`.
+    ///
+    /// Reads `DYNAMODB_CACHE_TABLE` (default `cache`), `DYNAMODB_ENDPOINT`, `AWS_DEFAULT_REGION`,
+    /// `CACHE_PREFIX` and `DDBLOCK_LAYOUT`. Taking a lookup function keeps the core free of
+    /// process-environment reads; [`StoreConfig::from_env`] passes `std::env::var`.
+    pub fn from_vars(get: impl Fn(&str) -> Option<String>) -> Result<StoreConfigBuilder> {
+        let nonempty = |k: &str| get(k).filter(|v| !v.is_empty());
+        let mut b = StoreConfig::builder();
+        if let Some(t) = nonempty("DYNAMODB_CACHE_TABLE") {
+            b = b.table(t);
+        }
+        if let Some(e) = nonempty("DYNAMODB_ENDPOINT") {
+            b = b.endpoint(e);
+        }
+        if let Some(r) = nonempty("AWS_DEFAULT_REGION") {
+            b = b.region(r);
+        }
+        if let Some(p) = get("CACHE_PREFIX") {
+            b = b.prefix(p);
+        }
+        if let Some(l) = nonempty("DDBLOCK_LAYOUT") {
+            b = b.layout(l.parse()?);
+        }
+        Ok(b)
+    }
+
+    /// [`StoreConfig::from_vars`] over the process environment.
+    pub fn from_env() -> Result<StoreConfigBuilder> {
+        Self::from_vars(|k| std::env::var(k).ok())
+    }
+
+    /// The table name.
+    pub fn table(&self) -> &str {
+        &self.table
+    }
+    /// The partition key attribute name.
+    pub fn key_attribute(&self) -> &str {
+        &self.key_attribute
+    }
+    /// The value attribute name.
+    pub fn value_attribute(&self) -> &str {
+        &self.value_attribute
+    }
+    /// The expiry timestamp attribute name.
+    pub fn expiration_attribute(&self) -> &str {
+        &self.expiration_attribute
+    }
+    /// The prefix as configured (before the layout adds anything).
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+    /// The key layout.
+    pub fn layout(&self) -> KeyLayout {
+        self.layout
+    }
+    /// The endpoint URL override, if any.
+    pub fn endpoint(&self) -> Option<&str> {
+        self.endpoint.as_deref()
+    }
+    /// The region override, if any.
+    pub fn region(&self) -> Option<&str> {
+        self.region.as_deref()
+    }
+    /// The default backoff of `block()`.
+    pub fn backoff(&self) -> Backoff {
+        self.backoff
+    }
+    /// The clock used for expiry decisions.
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
+    }
+}
+
+/// Builder for [`StoreConfig`].
+#[derive(Debug, Clone)]
+pub struct StoreConfigBuilder {
+    cfg: StoreConfig,
+}
+
+impl StoreConfigBuilder {
+    /// Table name (Laravel's `stores.dynamodb.table`, default `cache`).
+    pub fn table(mut self, table: impl Into<String>) -> Self {
+        self.cfg.table = table.into();
+        self
+    }
+    /// Partition key attribute name (default `key`).
+    pub fn key_attribute(mut self, name: impl Into<String>) -> Self {
+        self.cfg.key_attribute = name.into();
+        self
+    }
+    /// Value attribute name (default `value`).
+    pub fn value_attribute(mut self, name: impl Into<String>) -> Self {
+        self.cfg.value_attribute = name.into();
+        self
+    }
+    /// Expiry attribute name (default `expires_at`).
+    pub fn expiration_attribute(mut self, name: impl Into<String>) -> Self {
+        self.cfg.expiration_attribute = name.into();
+        self
+    }
+    /// Cache prefix exactly as configured in Laravel (`cache.prefix`); the layout decides what is added.
+    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.cfg.prefix = prefix.into();
+        self
+    }
+    /// The key layout of the Laravel version on the PHP side.
+    pub fn layout(mut self, layout: KeyLayout) -> Self {
+        self.cfg.layout = layout;
+        self
+    }
+    /// Endpoint URL override (DynamoDB Local, moto, dynalite, a proxy).
+    pub fn endpoint(mut self, url: impl Into<String>) -> Self {
+        self.cfg.endpoint = Some(url.into());
+        self
+    }
+    /// Region override.
+    pub fn region(mut self, region: impl Into<String>) -> Self {
+        self.cfg.region = Some(region.into());
+        self
+    }
+    /// TCP connect timeout of the client built by [`crate::Store::connect`].
+    pub fn connect_timeout(mut self, d: Duration) -> Self {
+        self.cfg.connect_timeout = Some(d);
+        self
+    }
+    /// Timeout of a whole operation including the SDK's retries.
+    pub fn operation_timeout(mut self, d: Duration) -> Self {
+        self.cfg.operation_timeout = Some(d);
+        self
+    }
+    /// Attempts per request including the first (the SDK's standard retry mode; default 3).
+    pub fn max_attempts(mut self, n: u32) -> Self {
+        self.cfg.max_attempts = Some(n);
+        self
+    }
+    /// Default backoff of `block()`.
+    pub fn backoff(mut self, backoff: Backoff) -> Self {
+        self.cfg.backoff = backoff;
+        self
+    }
+    /// The clock for expiry decisions (tests use a manual one).
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.cfg.clock = clock;
+        self
+    }
+
+    /// Checks the configuration and returns it.
+    pub fn build(self) -> Result<StoreConfig> {
+        let c = &self.cfg;
+        for (what, v) in [
+            ("table", &c.table),
+            ("key attribute", &c.key_attribute),
+            ("value attribute", &c.value_attribute),
+            ("expiration attribute", &c.expiration_attribute),
+        ] {
+            if v.is_empty() {
+                return Err(Error::Config(format!(
+                    "the {what} name is empty; set it or leave the default"
+                )));
+            }
+        }
+        // DynamoDB table names: 3-255 chars of [a-zA-Z0-9_.-].
+        let valid_table = (3..=255).contains(&c.table.len())
+            && c.table
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b));
+        if !valid_table {
+            return Err(Error::Config(format!(
+                "table name {:?} is not a valid DynamoDB table name (3-255 characters of a-z, A-Z, 0-9, _ . -)",
+                c.table
+            )));
+        }
+        let distinct = c.key_attribute != c.value_attribute
+            && c.key_attribute != c.expiration_attribute
+            && c.value_attribute != c.expiration_attribute;
+        if !distinct {
+            return Err(Error::Config(
+                "key, value and expiration attribute names must be distinct".into(),
+            ));
+        }
+        if let Some(e) = &c.endpoint {
+            if !(e.starts_with("http://") || e.starts_with("https://")) {
+                return Err(Error::Config(format!(
+                    "endpoint {e:?} must be a URL starting with http:// or https://"
+                )));
+            }
+        }
+        if c.max_attempts == Some(0) {
+            return Err(Error::Config("max_attempts must be at least 1".into()));
+        }
+        if c.backoff.initial.is_zero()
+            || c.backoff.max < c.backoff.initial
+            || !c.backoff.multiplier.is_finite()
+        {
+            return Err(Error::Config(
+                "backoff needs initial > 0, max >= initial and a finite multiplier".into(),
+            ));
+        }
+        Ok(self.cfg)
+    }
+}

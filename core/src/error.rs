@@ -1,0 +1,160 @@
+//! The one error type of ddblock, with kinds a caller (or a binding) can match on.
+
+use std::time::Duration;
+
+use crate::codec::CodecError;
+use crate::lock::Holder;
+
+/// Everything that can go wrong in ddblock; a failed lock condition is NOT an error but an outcome value.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The key or lock name is empty, or too long for a DynamoDB partition key once prefixed.
+    #[error("invalid key {key:?}: {reason}")]
+    InvalidKey {
+        /// The key as given, before prefixing (truncated for display when very long).
+        key: String,
+        /// What is wrong and what to do.
+        reason: String,
+    },
+    /// A ttl that cannot be turned into an expiry timestamp.
+    #[error("invalid ttl {ttl}: {reason}")]
+    InvalidTtl {
+        /// The ttl as given, in seconds.
+        ttl: i64,
+        /// What is wrong and what to do.
+        reason: String,
+    },
+    /// The table does not exist at the configured endpoint.
+    #[error(
+        "table `{table}` not found ({operation} at {endpoint}): create it with a string partition key \
+         named `{key_attribute}`, or fix the table name / endpoint / region"
+    )]
+    TableNotFound {
+        /// Table name from the configuration.
+        table: String,
+        /// Endpoint the request went to (`default` for the SDK's own).
+        endpoint: String,
+        /// The partition key attribute the table needs.
+        key_attribute: String,
+        /// The DynamoDB operation that failed.
+        operation: &'static str,
+    },
+    /// DynamoDB kept throttling after the SDK's retries were used up.
+    #[error(
+        "throttled by DynamoDB on {operation} after the SDK's retries ({code}: {message}); slow down, \
+         raise the table's capacity, or use on-demand billing"
+    )]
+    Throttled {
+        /// The DynamoDB operation that failed.
+        operation: &'static str,
+        /// The service's error code.
+        code: String,
+        /// The service's message.
+        message: String,
+    },
+    /// `block`/`with_lock` gave up waiting for a lock held by someone else.
+    #[error("timed out after {waited:?} waiting for lock `{name}`{}", holder_suffix(.holder))]
+    LockTimeout {
+        /// The lock name as given.
+        name: String,
+        /// How long we waited.
+        waited: Duration,
+        /// Who held the lock at the last attempt, when known.
+        holder: Option<Box<Holder>>,
+    },
+    /// A stored value could not be decoded from, or a value encoded to, PHP's format.
+    #[error("{0}")]
+    Codec(#[from] CodecError),
+    /// DynamoDB answered with an error ddblock has no specific kind for.
+    #[error("DynamoDB {operation} failed with {code}: {message}")]
+    Service {
+        /// The DynamoDB operation that failed.
+        operation: &'static str,
+        /// The service's error code, e.g. `ValidationException`.
+        code: String,
+        /// The service's message.
+        message: String,
+    },
+    /// The request never got an answer: wrong endpoint, network down, or timed out.
+    #[error(
+        "could not reach DynamoDB at {endpoint} for {operation}: {message}; check the endpoint URL, \
+         region and network (and the timeouts in StoreConfig)"
+    )]
+    Transport {
+        /// The DynamoDB operation that failed.
+        operation: &'static str,
+        /// Endpoint the request went to (`default` for the SDK's own).
+        endpoint: String,
+        /// What the SDK reported.
+        message: String,
+    },
+    /// The configuration is incomplete or contradictory.
+    #[error("configuration error: {0}")]
+    Config(String),
+    /// The operation does not exist for a DynamoDB store (as in Laravel).
+    #[error("unsupported: {0}")]
+    Unsupported(String),
+}
+
+fn holder_suffix(holder: &Option<Box<Holder>>) -> String {
+    match holder {
+        Some(h) => format!(" (held by {h})"),
+        None => String::new(),
+    }
+}
+
+/// The kind of an [`Error`], without its details: what bindings map to exception classes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// See [`Error::InvalidKey`].
+    InvalidKey,
+    /// See [`Error::InvalidTtl`].
+    InvalidTtl,
+    /// See [`Error::TableNotFound`].
+    TableNotFound,
+    /// See [`Error::Throttled`].
+    Throttled,
+    /// See [`Error::LockTimeout`].
+    LockTimeout,
+    /// See [`Error::Codec`].
+    Codec,
+    /// See [`Error::Service`].
+    Service,
+    /// See [`Error::Transport`].
+    Transport,
+    /// See [`Error::Config`].
+    Config,
+    /// See [`Error::Unsupported`].
+    Unsupported,
+}
+
+impl Error {
+    /// The kind of this error, for matching without destructuring.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::InvalidKey { .. } => ErrorKind::InvalidKey,
+            Error::InvalidTtl { .. } => ErrorKind::InvalidTtl,
+            Error::TableNotFound { .. } => ErrorKind::TableNotFound,
+            Error::Throttled { .. } => ErrorKind::Throttled,
+            Error::LockTimeout { .. } => ErrorKind::LockTimeout,
+            Error::Codec(_) => ErrorKind::Codec,
+            Error::Service { .. } => ErrorKind::Service,
+            Error::Transport { .. } => ErrorKind::Transport,
+            Error::Config(_) => ErrorKind::Config,
+            Error::Unsupported(_) => ErrorKind::Unsupported,
+        }
+    }
+
+    /// The service error code, for [`Error::Service`] and [`Error::Throttled`].
+    pub fn code(&self) -> Option<&str> {
+        match self {
+            Error::Service { code, .. } | Error::Throttled { code, .. } => Some(code),
+            _ => None,
+        }
+    }
+}
+
+/// Result with ddblock's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
