@@ -158,6 +158,25 @@ impl Store {
         }
     }
 
+    /// [`Store::get`] decoded into a Rust type through serde (see [`codec::from_php`]).
+    pub async fn get_as<T: serde::de::DeserializeOwned>(&self, key: &str) -> Result<Option<T>> {
+        match self.get(key).await? {
+            Some(v) => Ok(Some(codec::from_php(&v).map_err(|e| in_key(key, e))?)),
+            None => Ok(None),
+        }
+    }
+
+    /// [`Store::put`] of a Rust value encoded through serde (see [`codec::to_php`]).
+    pub async fn put_as<T: serde::Serialize + ?Sized>(
+        &self,
+        key: &str,
+        value: &T,
+        ttl_secs: i64,
+    ) -> Result<()> {
+        let v = codec::to_php(value).map_err(|e| in_key(key, e))?;
+        self.put(key, &v, ttl_secs).await
+    }
+
     /// Values of many keys (BatchGetItem in chunks of 100), in input order; `None` when missing or expired.
     pub async fn many(&self, keys: &[&str]) -> Result<Vec<(String, Option<PhpValue>)>> {
         let c = &self.inner.cfg;

@@ -395,7 +395,38 @@ async fn unparseable_values_are_errors_and_stay_stored(server: Server) {
     assert!(env.raw("app_bin").await.is_none());
 }
 
+async fn serde_types_round_trip_through_php_format(server: Server) {
+    #[derive(serde::Serialize, serde::Deserialize, PartialEq, Debug)]
+    struct Order {
+        id: i64,
+        items: Vec<String>,
+        total: f64,
+        note: Option<String>,
+    }
+    let env = Env::new(server).await;
+    let store = env.store(KeyLayout::Laravel12);
+    let order = Order {
+        id: 7,
+        items: vec!["a".into(), "b".into()],
+        total: 12.5,
+        note: None,
+    };
+    store.put_as("order", &order, 60).await.unwrap();
+    assert_eq!(
+        env.raw("app_order").await.unwrap()["value"],
+        s(
+            r#"a:4:{s:2:"id";i:7;s:5:"items";a:2:{i:0;s:1:"a";i:1;s:1:"b";}s:5:"total";d:12.5;s:4:"note";N;}"#
+        )
+    );
+    assert_eq!(store.get_as::<Order>("order").await.unwrap(), Some(order));
+    assert_eq!(store.get_as::<Order>("none").await.unwrap(), None);
+    store.put("n", &PhpValue::Int(3), 60).await.unwrap();
+    let err = store.get_as::<Order>("n").await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Codec, "{err}");
+}
+
 on_servers!(
+    serde_types_round_trip_through_php_format,
     items_match_laravel_per_layout,
     values_round_trip_with_laravel_types,
     get_treats_now_equal_expiry_as_expired,
