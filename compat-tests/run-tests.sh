@@ -24,11 +24,13 @@ cd "$ROOT"
 step_fmt() { cargo fmt --all -- --check; }
 step_clippy() { cargo clippy --workspace --all-targets -- -D warnings; }
 step_test() { cargo test --workspace; }
+step_php() { bash compat-tests/php/selftest.sh; }
 
 STEPS=(
     "fmt|rustfmt check: cargo fmt --all -- --check"
     "clippy|lints: cargo clippy --workspace --all-targets -- -D warnings"
-    "test|Rust tests: cargo test --workspace"
+    "test|Rust tests (core, real-Laravel interop, fault proxy, stuck locks): cargo test --workspace"
+    "php|Laravel harness self-test: compat-tests/php/selftest.sh"
 )
 
 # --- plumbing --------------------------------------------------------------------

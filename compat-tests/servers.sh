@@ -21,7 +21,8 @@
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-RUN_DIR="$HERE/.run"
+# DDBLOCK_RUN_DIR lets two runs (say the demo and the tests) keep separate servers.
+RUN_DIR="${DDBLOCK_RUN_DIR:-$HERE/.run}"
 ENV_FILE="$RUN_DIR/env"
 SERVERS=(moto dynalite)
 START_TIMEOUT="${DDBLOCK_SERVERS_START_TIMEOUT:-30}"
@@ -182,6 +183,8 @@ cmd_start() {
     done
 
     local moto_bin="$HERE/.venv/bin/moto_server"
+    # moto_server_atomic.py: moto with conditional writes made atomic (see its docstring).
+    local moto_py="$HERE/.venv/bin/python"
     local dynalite_bin="$HERE/node_modules/.bin/dynalite"
     [[ -x $moto_bin ]] || die "$moto_bin missing: run compat-tests/setup.sh"
     [[ -x $dynalite_bin ]] || die "$dynalite_bin missing: run compat-tests/setup.sh"
@@ -196,9 +199,9 @@ cmd_start() {
     local dynalite_url="http://127.0.0.1:$dynalite_port"
 
     local t0=$SECONDS
-    log "starting moto_server on 127.0.0.1:$moto_port (log: .run/moto.log)"
-    launch moto "$moto_bin" -H 127.0.0.1 -p "$moto_port"
-    log "starting dynalite on 127.0.0.1:$dynalite_port (log: .run/dynalite.log)"
+    log "starting moto_server on 127.0.0.1:$moto_port (log: $RUN_DIR/moto.log)"
+    launch moto "$moto_py" "$HERE/moto_server_atomic.py" -H 127.0.0.1 -p "$moto_port"
+    log "starting dynalite on 127.0.0.1:$dynalite_port (log: $RUN_DIR/dynalite.log)"
     launch dynalite "$dynalite_bin" --host 127.0.0.1 --port "$dynalite_port" \
         --createTableMs 0 --deleteTableMs 0 --updateTableMs 0
 

@@ -1,0 +1,72 @@
+//! Request counters by operation and outcome.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+
+/// Outcome: forwarded upstream, which answered 2xx.
+pub const FORWARDED_OK: &str = "forwarded_ok";
+/// Outcome prefix: forwarded upstream, which answered an error; followed by the short `__type`.
+pub const FORWARDED_ERROR_PREFIX: &str = "forwarded_error:";
+/// Outcome: an eventually consistent read answered (at least partly) from the write history.
+pub const STALE_SERVED: &str = "stale_served";
+/// Outcome: forwarded upstream, then the client connection was closed without a response.
+pub const DROPPED: &str = "dropped";
+/// Outcome: answered 400 ProvisionedThroughputExceededException without forwarding.
+pub const THROTTLED: &str = "throttled";
+/// Outcome: answered 500 InternalServerError without forwarding.
+pub const ERROR_500: &str = "error500";
+/// Outcome: the upstream could not be reached (answered 502).
+pub const UPSTREAM_UNREACHABLE: &str = "upstream_unreachable";
+
+/// A snapshot of the counters: `ops[operation][outcome] = count`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stats {
+    /// Counts per operation name (e.g. `PutItem`), then per outcome (e.g. `forwarded_ok`).
+    pub ops: BTreeMap<String, BTreeMap<String, u64>>,
+}
+
+impl Stats {
+    /// The count for one operation and outcome (0 if never seen).
+    pub fn count(&self, op: &str, outcome: &str) -> u64 {
+        self.ops
+            .get(op)
+            .and_then(|m| m.get(outcome))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// All requests of one operation, whatever their outcome.
+    pub fn total(&self, op: &str) -> u64 {
+        self.ops.get(op).map(|m| m.values().sum()).unwrap_or(0)
+    }
+
+    /// All requests counted.
+    pub fn grand_total(&self) -> u64 {
+        self.ops.values().flat_map(|m| m.values()).sum()
+    }
+}
+
+/// The live counters shared by the connection tasks.
+#[derive(Debug, Default)]
+pub(crate) struct Counters(Mutex<Stats>);
+
+impl Counters {
+    pub(crate) fn add(&self, op: &str, outcome: &str) {
+        let mut s = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        *s.ops
+            .entry(op.to_string())
+            .or_default()
+            .entry(outcome.to_string())
+            .or_default() += 1;
+    }
+
+    pub(crate) fn snapshot(&self) -> Stats {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    pub(crate) fn reset(&self) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Stats::default();
+    }
+}

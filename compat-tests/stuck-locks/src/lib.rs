@@ -1,0 +1,492 @@
+//! The stuck-lock comparison: W workers loop acquire → work → release on a few lock names through a
+//! proxy that serves eventually consistent reads stale, once with Laravel's real PHP lock and once
+//! with ddblock, and the counts of stuck locks, double holders and requests per cycle.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use ddblock::aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
+use ddblock::aws_sdk_dynamodb::types::{
+    AttributeDefinition, BillingMode, KeySchemaElement, KeyType, ScalarAttributeType, TableStatus,
+};
+use ddblock::aws_sdk_dynamodb::Client;
+use ddblock::{KeyLayout, ReleaseOutcome, Store, StoreConfig};
+use ddblock_fault_proxy::{FaultConfig, ProxyConfig, ProxyHandle, Stats};
+use rand::Rng;
+use serde::Deserialize;
+
+/// The workload and the fault model.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The DynamoDB-compatible server behind the proxy.
+    pub upstream: String,
+    /// Workers per side (PHP processes, or tokio tasks for ddblock).
+    pub workers: usize,
+    /// Lock names the workers contend on.
+    pub names: Vec<String>,
+    /// Cycles (acquire attempts) per worker.
+    pub cycles: usize,
+    /// Lock ttl in seconds: how long a stuck lock blocks its name.
+    pub ttl_secs: i64,
+    /// Time spent holding the lock per cycle.
+    pub work_ms: u64,
+    /// Eventually consistent reads see items as they were up to this long ago.
+    pub stale_ms: u64,
+    /// Share of eventually consistent reads that are stale at all.
+    pub stale_probability: f64,
+    /// Seed of the proxy's fault choices.
+    pub seed: u64,
+    /// Key layout of both sides (the PHP harness subclasses Laravel's store for 11 and 12).
+    pub layout: KeyLayout,
+    /// Cache prefix of both sides.
+    pub prefix: String,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            upstream: String::new(),
+            workers: 4,
+            names: vec!["orders".into(), "invoices".into()],
+            cycles: 40,
+            ttl_secs: 1,
+            work_ms: 10,
+            stale_ms: 500,
+            stale_probability: 1.0,
+            seed: 42,
+            layout: KeyLayout::Laravel8,
+            prefix: "app_".into(),
+        }
+    }
+}
+
+/// One side's figures.
+#[derive(Debug, Clone)]
+pub struct SideReport {
+    /// `Laravel 8.83 release` or `ddblock release`.
+    pub label: String,
+    /// Acquire attempts.
+    pub cycles: usize,
+    /// Attempts that got the lock.
+    pub acquired: usize,
+    /// Releases that deleted the lock.
+    pub released: usize,
+    /// Releases that returned false and left our lock in the table until it expires.
+    pub stuck: usize,
+    /// Times a lock was acquired while another holder's recorded hold had not ended.
+    pub overlaps: usize,
+    /// Calls that failed with an error.
+    pub errors: usize,
+    /// Requests the proxy saw, by operation.
+    pub requests: BTreeMap<String, u64>,
+    /// Eventually consistent reads answered stale.
+    pub stale_reads: u64,
+    /// Wall time of the side's run.
+    pub wall: Duration,
+}
+
+impl SideReport {
+    /// Requests of operation `op` per acquire attempt.
+    pub fn per_cycle(&self, op: &str) -> f64 {
+        *self.requests.get(op).unwrap_or(&0) as f64 / self.cycles.max(1) as f64
+    }
+}
+
+/// One cycle of one worker, as recorded (PHP's harness writes the same fields as JSON lines).
+#[derive(Debug, Clone, Deserialize)]
+pub struct Record {
+    /// Lock name.
+    pub name: String,
+    /// Whether acquire succeeded.
+    pub acquired: bool,
+    /// When acquire returned (Unix seconds, fractional).
+    pub t_acq: Option<f64>,
+    /// Just before release was called.
+    pub t_rel: Option<f64>,
+    /// Whether release deleted the lock.
+    pub released: Option<bool>,
+    /// An error, if a call failed.
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+/// Counts holds that began before the previous hold of the same name ended. A recorded hold lies
+/// inside the real one (taken after acquire returned, before release was sent), so any overlap
+/// found here is a real double holder.
+pub fn count_overlaps(records: &[Record]) -> usize {
+    let mut by_name: BTreeMap<&str, Vec<(f64, f64)>> = BTreeMap::new();
+    for r in records {
+        if let (true, Some(a), Some(b)) = (r.acquired, r.t_acq, r.t_rel) {
+            by_name.entry(&r.name).or_default().push((a, b));
+        }
+    }
+    let mut overlaps = 0;
+    for holds in by_name.values_mut() {
+        holds.sort_by(|x, y| x.0.total_cmp(&y.0));
+        let mut latest_end = f64::MIN;
+        for &(start, end) in holds.iter() {
+            if start < latest_end {
+                overlaps += 1;
+            }
+            latest_end = latest_end.max(end);
+        }
+    }
+    overlaps
+}
+
+fn summarize(label: &str, records: &[Record], stats: &Stats, wall: Duration) -> SideReport {
+    let acquired = records.iter().filter(|r| r.acquired).count();
+    // A PHP record says `released: false` for a cycle that never acquired; only held locks count.
+    let held = || records.iter().filter(|r| r.acquired);
+    let released = held().filter(|r| r.released == Some(true)).count();
+    let requests = stats
+        .ops
+        .iter()
+        .filter(|(op, _)| !op.starts_with("__"))
+        .map(|(op, outcomes)| (op.clone(), outcomes.values().sum()))
+        .collect();
+    SideReport {
+        label: label.to_owned(),
+        cycles: records.len(),
+        acquired,
+        released,
+        stuck: held().filter(|r| r.released == Some(false)).count(),
+        overlaps: count_overlaps(records),
+        errors: records.iter().filter(|r| r.error.is_some()).count(),
+        requests,
+        stale_reads: stats
+            .ops
+            .values()
+            .map(|m| {
+                m.get(ddblock_fault_proxy::STALE_SERVED)
+                    .copied()
+                    .unwrap_or(0)
+            })
+            .sum(),
+        wall,
+    }
+}
+
+/// Root of the repository (for the PHP harness).
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("repo root")
+}
+
+/// A plain SDK client with test credentials.
+pub fn client_for(endpoint: &str) -> Client {
+    let conf = ddblock::aws_sdk_dynamodb::Config::builder()
+        .behavior_version(BehaviorVersion::latest())
+        .region(Region::new("us-east-1"))
+        .credentials_provider(Credentials::new(
+            "test",
+            "test",
+            None,
+            None,
+            "ddblock-stuck-locks",
+        ))
+        .endpoint_url(endpoint)
+        .build();
+    Client::from_conf(conf)
+}
+
+/// Creates a Laravel-schema table (`key` S hash key) and waits until it is ACTIVE.
+pub async fn create_table(client: &Client, name: &str) -> Result<(), String> {
+    client
+        .create_table()
+        .table_name(name)
+        .attribute_definitions(
+            AttributeDefinition::builder()
+                .attribute_name("key")
+                .attribute_type(ScalarAttributeType::S)
+                .build()
+                .map_err(|e| e.to_string())?,
+        )
+        .key_schema(
+            KeySchemaElement::builder()
+                .attribute_name("key")
+                .key_type(KeyType::Hash)
+                .build()
+                .map_err(|e| e.to_string())?,
+        )
+        .billing_mode(BillingMode::PayPerRequest)
+        .send()
+        .await
+        .map_err(|e| {
+            format!(
+                "CreateTable {name}: {}",
+                ddblock::aws_sdk_dynamodb::error::DisplayErrorContext(e)
+            )
+        })?;
+    for _ in 0..500 {
+        let d = client
+            .describe_table()
+            .table_name(name)
+            .send()
+            .await
+            .map_err(|e| e.to_string())?;
+        if d.table().and_then(|t| t.table_status()) == Some(&TableStatus::Active) {
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    Err(format!("table {name} never became ACTIVE"))
+}
+
+fn unix_now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+fn table_name(side: &str) -> String {
+    format!(
+        "stuck_{side}_{}_{}",
+        std::process::id(),
+        ddblock::lock::random_owner().to_lowercase()
+    )
+}
+
+/// Starts the stale-read proxy in front of `opts.upstream`.
+pub async fn start_proxy(opts: &Options) -> Result<ProxyHandle, String> {
+    ddblock_fault_proxy::start(ProxyConfig {
+        upstream: opts.upstream.clone(),
+        listen: "127.0.0.1:0".into(),
+        faults: FaultConfig {
+            seed: opts.seed,
+            stale_ms: opts.stale_ms,
+            stale_probability: opts.stale_probability,
+            ..FaultConfig::default()
+        },
+    })
+    .await
+    .map_err(|e| e.to_string())
+}
+
+/// Laravel's real lock (PHP worker processes running `compat-tests/php/harness.php worker`).
+pub async fn run_laravel(opts: &Options, proxy: &ProxyHandle) -> Result<SideReport, String> {
+    let table = table_name("php");
+    create_table(&client_for(&opts.upstream), &table).await?;
+    proxy.reset();
+    let record = std::env::temp_dir().join(format!("{table}.jsonl"));
+    let harness = repo_root().join("compat-tests/php/harness.php");
+    let started = Instant::now();
+    let mut children = Vec::new();
+    for i in 0..opts.workers {
+        let child = tokio::process::Command::new("php")
+            .arg(&harness)
+            .arg("worker")
+            .env("DDB_ENDPOINT", proxy.url())
+            .env("DDB_TABLE", &table)
+            .env("DDB_LAYOUT", opts.layout.as_str())
+            .env("DDB_PREFIX", &opts.prefix)
+            .env("W_NAMES", opts.names.join(","))
+            .env("W_CYCLES", opts.cycles.to_string())
+            .env("W_TTL", opts.ttl_secs.to_string())
+            .env("W_WORK_MS", opts.work_ms.to_string())
+            .env("W_RECORD", &record)
+            .env("W_SEED", (opts.seed + i as u64).to_string())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| format!("cannot start php (run compat-tests/setup.sh): {e}"))?;
+        children.push(child);
+    }
+    for child in children {
+        let out = child.wait_with_output().await.map_err(|e| e.to_string())?;
+        if !out.status.success() {
+            return Err(format!(
+                "a PHP worker failed ({}): {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+    }
+    let wall = started.elapsed();
+    let text =
+        std::fs::read_to_string(&record).map_err(|e| format!("{}: {e}", record.display()))?;
+    let _ = std::fs::remove_file(&record);
+    let records: Vec<Record> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).map_err(|e| format!("bad record {l:?}: {e}")))
+        .collect::<Result<_, _>>()?;
+    Ok(summarize(
+        "Laravel 8.83 release (GetItem, then DeleteItem)",
+        &records,
+        &proxy.stats(),
+        wall,
+    ))
+}
+
+/// ddblock's lock (tokio tasks sharing one client), the same workload.
+pub async fn run_ddblock(opts: &Options, proxy: &ProxyHandle) -> Result<SideReport, String> {
+    let table = table_name("rs");
+    create_table(&client_for(&opts.upstream), &table).await?;
+    proxy.reset();
+    let cfg = StoreConfig::builder()
+        .table(&table)
+        .prefix(&opts.prefix)
+        .layout(opts.layout)
+        .build()
+        .map_err(|e| e.to_string())?;
+    let store = Store::with_client(client_for(&proxy.url()), cfg);
+    let records = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for w in 0..opts.workers {
+        let (store, records, opts) = (store.clone(), records.clone(), opts.clone());
+        tasks.push(tokio::spawn(async move {
+            for c in 0..opts.cycles {
+                let name = &opts.names[(w + c) % opts.names.len()];
+                let rec = cycle(&store, name, &opts).await;
+                records.lock().expect("records").push(rec);
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.map_err(|e| e.to_string())?;
+    }
+    let wall = started.elapsed();
+    let records = records.lock().expect("records").clone();
+    Ok(summarize(
+        "ddblock release (one conditional DeleteItem)",
+        &records,
+        &proxy.stats(),
+        wall,
+    ))
+}
+
+async fn cycle(store: &Store, name: &str, opts: &Options) -> Record {
+    let mut rec = Record {
+        name: name.to_owned(),
+        acquired: false,
+        t_acq: None,
+        t_rel: None,
+        released: None,
+        error: None,
+    };
+    let lock = match store.lock(name, opts.ttl_secs) {
+        Ok(l) => l,
+        Err(e) => {
+            rec.error = Some(e.to_string());
+            return rec;
+        }
+    };
+    match lock.acquire().await {
+        Ok(o) if o.is_acquired() => {
+            rec.acquired = true;
+            rec.t_acq = Some(unix_now());
+            tokio::time::sleep(Duration::from_millis(opts.work_ms)).await;
+            rec.t_rel = Some(unix_now());
+            match lock.release().await {
+                Ok(out) => rec.released = Some(out == ReleaseOutcome::Released),
+                Err(e) => rec.error = Some(e.to_string()),
+            }
+        }
+        Ok(_) => {
+            let pause = rand::rng().random_range(5..=20);
+            tokio::time::sleep(Duration::from_millis(pause)).await;
+        }
+        Err(e) => rec.error = Some(e.to_string()),
+    }
+    rec
+}
+
+/// The printed comparison table.
+pub fn render(reports: &[SideReport], opts: &Options) -> String {
+    let mut out = format!(
+        "{} workers x {} cycles on {} lock names, ttl {} s, {} ms of work; eventually consistent reads \
+         stale by up to {} ms (probability {})\n\n",
+        opts.workers,
+        opts.cycles,
+        opts.names.len(),
+        opts.ttl_secs,
+        opts.work_ms,
+        opts.stale_ms,
+        opts.stale_probability
+    );
+    out.push_str(&format!(
+        "{:<48} {:>6} {:>8} {:>6} {:>8} {:>8} {:>6} {:>8} {:>8} {:>8} {:>8}\n",
+        "release path",
+        "cycles",
+        "acquired",
+        "stuck",
+        "overlaps",
+        "errors",
+        "wall s",
+        "Put/cyc",
+        "Get/cyc",
+        "Del/cyc",
+        "all/cyc"
+    ));
+    for r in reports {
+        let all: u64 = r.requests.values().sum();
+        out.push_str(&format!(
+            "{:<48} {:>6} {:>8} {:>6} {:>8} {:>8} {:>6.1} {:>8.2} {:>8.2} {:>8.2} {:>8.2}\n",
+            r.label,
+            r.cycles,
+            r.acquired,
+            r.stuck,
+            r.overlaps,
+            r.errors,
+            r.wall.as_secs_f64(),
+            r.per_cycle("PutItem"),
+            r.per_cycle("GetItem"),
+            r.per_cycle("DeleteItem"),
+            all as f64 / r.cycles.max(1) as f64,
+        ));
+    }
+    out.push_str(
+        "\nstuck = release returned false and left the lock in the table until it expires; \
+         overlaps = a lock acquired while another holder's hold had not ended.\n",
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hold(name: &str, a: f64, b: f64) -> Record {
+        Record {
+            name: name.into(),
+            acquired: true,
+            t_acq: Some(a),
+            t_rel: Some(b),
+            released: Some(true),
+            error: None,
+        }
+    }
+
+    #[test]
+    fn overlaps_are_counted_per_name() {
+        assert_eq!(
+            count_overlaps(&[
+                hold("a", 1.0, 2.0),
+                hold("a", 2.5, 3.0),
+                hold("b", 1.5, 2.2)
+            ]),
+            0
+        );
+        assert_eq!(
+            count_overlaps(&[hold("a", 1.0, 2.0), hold("a", 1.9, 3.0)]),
+            1
+        );
+        assert_eq!(
+            count_overlaps(&[
+                hold("a", 1.0, 5.0),
+                hold("a", 2.0, 3.0),
+                hold("a", 4.0, 4.5)
+            ]),
+            2
+        );
+    }
+}
