@@ -85,7 +85,7 @@ banner "servers: compat-tests/servers.sh start (moto, dynalite)"
 # --owner: the servers also go away if this script is killed without its trap.
 "$HERE/servers.sh" start --owner $$
 # shellcheck source=/dev/null
-source "$HERE/.run/env"
+source "${DDBLOCK_RUN_DIR:-$HERE/.run}/env"
 echo "DDBLOCK_TEST_MOTO=$DDBLOCK_TEST_MOTO"
 echo "DDBLOCK_TEST_DYNALITE=$DDBLOCK_TEST_DYNALITE"
 

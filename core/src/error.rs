@@ -79,7 +79,7 @@ pub enum Error {
     /// The request never got an answer: wrong endpoint, network down, or timed out.
     #[error(
         "could not reach DynamoDB at {endpoint} for {operation}: {message}; check the endpoint URL, \
-         region and network (and the timeouts in StoreConfig)"
+         region and network, and the connect/operation timeouts"
     )]
     Transport {
         /// The DynamoDB operation that failed.
@@ -130,6 +130,24 @@ pub enum ErrorKind {
     Unsupported,
 }
 
+impl ErrorKind {
+    /// A stable snake_case name (`table_not_found`, `lock_timeout`, …) for JSON output and bindings.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::InvalidKey => "invalid_key",
+            ErrorKind::InvalidTtl => "invalid_ttl",
+            ErrorKind::TableNotFound => "table_not_found",
+            ErrorKind::Throttled => "throttled",
+            ErrorKind::LockTimeout => "lock_timeout",
+            ErrorKind::Codec => "codec",
+            ErrorKind::Service => "service",
+            ErrorKind::Transport => "transport",
+            ErrorKind::Config => "config",
+            ErrorKind::Unsupported => "unsupported",
+        }
+    }
+}
+
 impl Error {
     /// The kind of this error, for matching without destructuring.
     pub fn kind(&self) -> ErrorKind {
@@ -158,3 +176,15 @@ impl Error {
 
 /// Result with ddblock's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::ErrorKind;
+
+    #[test]
+    fn kinds_have_stable_names() {
+        assert_eq!(ErrorKind::TableNotFound.as_str(), "table_not_found");
+        assert_eq!(ErrorKind::LockTimeout.as_str(), "lock_timeout");
+        assert_eq!(ErrorKind::InvalidTtl.as_str(), "invalid_ttl");
+    }
+}

@@ -5,6 +5,7 @@
 //! (and the Python/Node bindings) share locks and cache entries in one table. See `docs/format.md`.
 #![warn(missing_docs)]
 
+pub mod admin;
 pub mod codec;
 pub mod config;
 pub mod error;
@@ -12,6 +13,11 @@ mod item;
 pub mod lock;
 pub mod store;
 
+pub use admin::{
+    CheckId, CheckStatus, CreateTableOptions, CreateTableReport, DoctorOptions, DoctorReport,
+    ItemKind, ScanItem, ScanOptions, ScanProgress, ScanReport, Scope, SweepOptions, SweepReport,
+    TtlState,
+};
 pub use codec::{PhpKey, PhpObject, PhpValue, StoredValue};
 pub use config::{Backoff, Clock, KeyLayout, StoreConfig, StoreConfigBuilder, SystemClock};
 pub use error::{Error, ErrorKind, Result};

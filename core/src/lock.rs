@@ -37,7 +37,7 @@ pub struct Holder {
 }
 
 impl Holder {
-    fn from_parts(value: Option<StoredValue>, expires_at: Option<i64>) -> Holder {
+    pub(crate) fn from_parts(value: Option<StoredValue>, expires_at: Option<i64>) -> Holder {
         let owner = value.as_ref().and_then(|v| match v {
             StoredValue::Number(n) => Some(n.clone()),
             StoredValue::String(s) => match codec::decode_stored(s) {

@@ -587,7 +587,7 @@ impl Store {
             | SdkError::ResponseError(_) => Error::Transport {
                 operation,
                 endpoint,
-                message: DisplayErrorContext(&err).to_string(),
+                message: error_chain(&err),
             },
             SdkError::ConstructionFailure(_) => Error::Config(format!(
                 "could not build the {operation} request: {}",
@@ -600,6 +600,20 @@ impl Store {
             },
         }
     }
+}
+
+/// The messages of an error and its sources, joined by `: ` (the SDK's Debug dump left out).
+fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut cur = Some(err);
+    while let Some(e) = cur {
+        let msg = e.to_string();
+        if !msg.is_empty() && !parts.iter().any(|p| p.contains(&msg)) {
+            parts.push(msg);
+        }
+        cur = e.source();
+    }
+    parts.join(": ")
 }
 
 /// Laravel's `isExpired`: an item without expiry never expires; otherwise expired when `now >= expires_at`.

@@ -35,7 +35,13 @@ async fn unreachable_endpoint_names_the_endpoint() {
     let store = store_at(&endpoint, 1).await;
     let err = store.get("k").await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Transport, "{err}");
-    assert!(err.to_string().contains(&endpoint), "{err}");
+    let msg = err.to_string();
+    assert!(msg.contains(&endpoint), "{msg}");
+    assert!(
+        msg.contains("Connection refused"),
+        "says what happened: {msg}"
+    );
+    assert!(!msg.contains("DispatchFailure {"), "no Debug dump: {msg}");
     let lock = store.lock("l", 10).unwrap();
     assert_eq!(
         lock.acquire().await.unwrap_err().kind(),

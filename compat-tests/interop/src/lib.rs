@@ -21,10 +21,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
-use aws_sdk_dynamodb::types::{
-    AttributeDefinition, AttributeValue, BillingMode, KeySchemaElement, KeyType,
-    ScalarAttributeType, TableStatus,
-};
+use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_dynamodb::Client;
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine;
@@ -156,41 +153,15 @@ pub async fn create_table(client: &Client) -> String {
         TABLES.fetch_add(1, Ordering::SeqCst),
         ddblock::lock::random_owner().to_lowercase()
     );
-    client
-        .create_table()
-        .table_name(&name)
-        .attribute_definitions(
-            AttributeDefinition::builder()
-                .attribute_name("key")
-                .attribute_type(ScalarAttributeType::S)
-                .build()
-                .expect("attribute definition"),
-        )
-        .key_schema(
-            KeySchemaElement::builder()
-                .attribute_name("key")
-                .key_type(KeyType::Hash)
-                .build()
-                .expect("key schema"),
-        )
-        .billing_mode(BillingMode::PayPerRequest)
-        .send()
+    let cfg = ddblock::StoreConfig::builder()
+        .table(&name)
+        .build()
+        .expect("table config");
+    ddblock::Store::with_client(client.clone(), cfg)
+        .create_table(&ddblock::CreateTableOptions::new().ttl(false))
         .await
-        .unwrap_or_else(|e| panic!("CreateTable {name}: {e:?}"));
-    // dynalite reports CREATING first, even with --createTableMs 0.
-    for _ in 0..500 {
-        let d = client
-            .describe_table()
-            .table_name(&name)
-            .send()
-            .await
-            .unwrap_or_else(|e| panic!("DescribeTable {name}: {e:?}"));
-        if d.table().and_then(|t| t.table_status()) == Some(&TableStatus::Active) {
-            return name;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("table {name} never became ACTIVE");
+        .unwrap_or_else(|e| panic!("CreateTable {name}: {e}"));
+    name
 }
 
 /// Deletes a table (best effort: errors are ignored).

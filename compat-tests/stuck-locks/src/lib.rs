@@ -8,12 +8,7 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use ddblock::aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
-use ddblock::aws_sdk_dynamodb::types::{
-    AttributeDefinition, BillingMode, KeySchemaElement, KeyType, ScalarAttributeType, TableStatus,
-};
-use ddblock::aws_sdk_dynamodb::Client;
-use ddblock::{KeyLayout, ReleaseOutcome, Store, StoreConfig};
+use ddblock::{CreateTableOptions, KeyLayout, ReleaseOutcome, Store, StoreConfig};
 use ddblock_fault_proxy::{FaultConfig, ProxyConfig, ProxyHandle, Stats};
 use rand::Rng;
 use serde::Deserialize;
@@ -178,64 +173,26 @@ pub fn repo_root() -> PathBuf {
         .expect("repo root")
 }
 
-/// A plain SDK client with test credentials.
-pub fn client_for(endpoint: &str) -> Client {
-    let conf = ddblock::aws_sdk_dynamodb::Config::builder()
-        .behavior_version(BehaviorVersion::latest())
-        .region(Region::new("us-east-1"))
-        .credentials_provider(Credentials::new(
-            "test",
-            "test",
-            None,
-            None,
-            "ddblock-stuck-locks",
-        ))
-        .endpoint_url(endpoint)
-        .build();
-    Client::from_conf(conf)
+/// A store on `table` at `endpoint` (credentials from the environment, as any ddblock user).
+async fn store_at(endpoint: &str, table: &str, opts: &Options) -> Result<Store, String> {
+    let cfg = StoreConfig::builder()
+        .table(table)
+        .endpoint(endpoint)
+        .prefix(&opts.prefix)
+        .layout(opts.layout)
+        .build()
+        .map_err(|e| e.to_string())?;
+    Store::connect(cfg).await.map_err(|e| e.to_string())
 }
 
-/// Creates a Laravel-schema table (`key` S hash key) and waits until it is ACTIVE.
-pub async fn create_table(client: &Client, name: &str) -> Result<(), String> {
-    client
-        .create_table()
-        .table_name(name)
-        .attribute_definitions(
-            AttributeDefinition::builder()
-                .attribute_name("key")
-                .attribute_type(ScalarAttributeType::S)
-                .build()
-                .map_err(|e| e.to_string())?,
-        )
-        .key_schema(
-            KeySchemaElement::builder()
-                .attribute_name("key")
-                .key_type(KeyType::Hash)
-                .build()
-                .map_err(|e| e.to_string())?,
-        )
-        .billing_mode(BillingMode::PayPerRequest)
-        .send()
+/// A fresh Laravel-schema table on the upstream (not through the proxy).
+async fn create_table(opts: &Options, table: &str) -> Result<(), String> {
+    let store = store_at(&opts.upstream, table, opts).await?;
+    store
+        .create_table(&CreateTableOptions::new().ttl(false))
         .await
-        .map_err(|e| {
-            format!(
-                "CreateTable {name}: {}",
-                ddblock::aws_sdk_dynamodb::error::DisplayErrorContext(e)
-            )
-        })?;
-    for _ in 0..500 {
-        let d = client
-            .describe_table()
-            .table_name(name)
-            .send()
-            .await
-            .map_err(|e| e.to_string())?;
-        if d.table().and_then(|t| t.table_status()) == Some(&TableStatus::Active) {
-            return Ok(());
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    Err(format!("table {name} never became ACTIVE"))
+        .map_err(|e| e.to_string())?;
+    Ok(())
 }
 
 fn unix_now() -> f64 {
@@ -272,7 +229,7 @@ pub async fn start_proxy(opts: &Options) -> Result<ProxyHandle, String> {
 /// Laravel's real lock (PHP worker processes running `compat-tests/php/harness.php worker`).
 pub async fn run_laravel(opts: &Options, proxy: &ProxyHandle) -> Result<SideReport, String> {
     let table = table_name("php");
-    create_table(&client_for(&opts.upstream), &table).await?;
+    create_table(opts, &table).await?;
     proxy.reset();
     let record = std::env::temp_dir().join(format!("{table}.jsonl"));
     let harness = repo_root().join("compat-tests/php/harness.php");
@@ -329,15 +286,9 @@ pub async fn run_laravel(opts: &Options, proxy: &ProxyHandle) -> Result<SideRepo
 /// ddblock's lock (tokio tasks sharing one client), the same workload.
 pub async fn run_ddblock(opts: &Options, proxy: &ProxyHandle) -> Result<SideReport, String> {
     let table = table_name("rs");
-    create_table(&client_for(&opts.upstream), &table).await?;
+    create_table(opts, &table).await?;
+    let store = store_at(&proxy.url(), &table, opts).await?;
     proxy.reset();
-    let cfg = StoreConfig::builder()
-        .table(&table)
-        .prefix(&opts.prefix)
-        .layout(opts.layout)
-        .build()
-        .map_err(|e| e.to_string())?;
-    let store = Store::with_client(client_for(&proxy.url()), cfg);
     let records = Arc::new(std::sync::Mutex::new(Vec::new()));
     let started = Instant::now();
     let mut tasks = Vec::new();

@@ -1,0 +1,363 @@
+//! `ddblock`: run a command under a lock shared with Laravel, inspect, repair and set up the table.
+//!
+//! A thin layer over the `ddblock` core: argument parsing, output (human and `--json`), exit codes,
+//! signals and the child process of `run`. Table logic lives in the core (`ddblock::admin`).
+//! See docs/cli.md.
+
+mod cmd;
+mod out;
+mod run;
+
+use std::ffi::OsString;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use ddblock::{Store, StoreConfig};
+
+/// Exit status: success.
+pub const EXIT_OK: i32 = 0;
+/// Exit status: an error, or a release/get that found nothing to act on.
+pub const EXIT_FAILURE: i32 = 1;
+/// Exit status: the lock is held by someone else (EX_TEMPFAIL).
+pub const EXIT_HELD: i32 = 75;
+
+const AFTER_HELP: &str = "\
+Configuration (a flag overrides the environment variable Laravel uses):
+  --table     DYNAMODB_CACHE_TABLE  (default: cache)
+  --endpoint  DYNAMODB_ENDPOINT     (default: the AWS endpoint of the region)
+  --region    AWS_DEFAULT_REGION    (default: the AWS SDK's chain, else us-east-1)
+  --prefix    CACHE_PREFIX          (default: empty)
+  --layout    DDBLOCK_LAYOUT        (laravel8 | laravel11 | laravel12; default: laravel12)
+Credentials come from the AWS SDK's usual chain (AWS_ACCESS_KEY_ID, profiles, roles).
+
+Exit status:
+  0   success
+  1   error (one line on stderr), or release/get found nothing to act on, or doctor found a failure
+  2   bad command line
+  75  the lock is held by someone else (acquire, run)
+  run exits with CMD's status (128+N when CMD was killed by signal N; 127 when CMD is not found)
+
+Documentation: docs/cli.md";
+
+/// Laravel-compatible DynamoDB locks from the shell: run a command under a lock shared with the
+/// Laravel scheduler, inspect and release locks, sweep expired items, check and create the table.
+#[derive(Debug, Parser)]
+#[command(name = "ddblock", version, after_help = AFTER_HELP)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options every command takes.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Global options")]
+pub struct Global {
+    /// DynamoDB table [env: DYNAMODB_CACHE_TABLE] [default: cache]
+    #[arg(long, global = true, value_name = "TABLE")]
+    pub table: Option<String>,
+    /// Endpoint URL, e.g. http://localhost:8000 [env: DYNAMODB_ENDPOINT]
+    #[arg(long, global = true, value_name = "URL")]
+    pub endpoint: Option<String>,
+    /// AWS region [env: AWS_DEFAULT_REGION]
+    #[arg(long, global = true, value_name = "REGION")]
+    pub region: Option<String>,
+    /// Laravel's cache prefix, as in config/cache.php [env: CACHE_PREFIX]
+    #[arg(long, global = true, value_name = "PREFIX")]
+    pub prefix: Option<String>,
+    /// Key layout of the Laravel version: laravel8 (8-10), laravel11, laravel12 (12+) [env: DDBLOCK_LAYOUT] [default: laravel12]
+    #[arg(long, global = true, value_name = "LAYOUT")]
+    pub layout: Option<String>,
+    /// Partition key attribute
+    #[arg(long, global = true, value_name = "NAME", default_value = "key")]
+    pub key_attribute: String,
+    /// Value attribute
+    #[arg(long, global = true, value_name = "NAME", default_value = "value")]
+    pub value_attribute: String,
+    /// Expiration attribute
+    #[arg(long, global = true, value_name = "NAME", default_value = "expires_at")]
+    pub expiration_attribute: String,
+    /// TCP connect timeout in seconds (0: the SDK's default)
+    #[arg(long, global = true, value_name = "SECS", default_value = "3", value_parser = parse_secs)]
+    pub connect_timeout: Duration,
+    /// Timeout of each DynamoDB operation, retries included, in seconds (0: none)
+    #[arg(long, global = true, value_name = "SECS", default_value = "10", value_parser = parse_secs)]
+    pub timeout: Duration,
+    /// Attempts per request, the first included (the SDK's default is 3)
+    #[arg(long, global = true, value_name = "N")]
+    pub max_attempts: Option<u32>,
+    /// Print one JSON object on stdout instead of text
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// NAME/KEY is the literal table key (no prefix, no layout)
+    #[arg(long, global = true)]
+    pub raw_key: bool,
+    /// Progress on stderr for list, sweep and doctor
+    #[arg(long, global = true, value_name = "WHEN", default_value = "auto")]
+    pub progress: Progress,
+}
+
+/// When to show scan progress.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Progress {
+    /// When stderr is a terminal and --json is off.
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run CMD while holding lock NAME, like flock(1); exit with CMD's status (75 if the lock is held)
+    Run(RunArgs),
+    /// Take lock NAME and print its owner (exit 75 if held by someone else)
+    Acquire(AcquireArgs),
+    /// Release lock NAME if OWNER holds it: one conditional DeleteItem (exit 1 if not released)
+    Release(ReleaseArgs),
+    /// Delete lock NAME whoever holds it
+    ForceRelease(NameArgs),
+    /// Show who holds lock NAME (consistent read)
+    Status(NameArgs),
+    /// List the items under the prefix: key, kind, holder, time left, expired-but-present
+    List(ListArgs),
+    /// Delete expired items, each with a conditional delete that never removes a live item
+    Sweep(SweepArgs),
+    /// Check the table (schema, TTL, expired items, stuck-looking locks) and say what to fix
+    Doctor(DoctorArgs),
+    /// Create the table (on-demand, string key, TTL on); fine if it exists; waits until ACTIVE
+    CreateTable(CreateTableArgs),
+    /// Print cache value KEY, PHP-decoded (exit 1 if missing or expired)
+    Get(GetArgs),
+    /// Store cache value KEY exactly as Laravel's Cache::put would
+    Put(PutArgs),
+}
+
+/// `run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Lock name (as given to Laravel's Cache::lock)
+    pub name: String,
+    /// Lock ttl in seconds (0 means Laravel's default of 86400)
+    #[arg(long, value_name = "SECS")]
+    pub ttl: i64,
+    /// Wait up to SECS for the lock (0: try once)
+    #[arg(long, value_name = "SECS", default_value = "0", value_parser = parse_secs)]
+    pub wait: Duration,
+    /// Refresh the lock every ttl/3 while CMD runs; say loudly on stderr if it was lost
+    #[arg(long)]
+    pub heartbeat: bool,
+    /// The command and its arguments (use -- before a command starting with -)
+    #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]
+    pub command: Vec<OsString>,
+}
+
+/// `acquire`.
+#[derive(Debug, Args)]
+pub struct AcquireArgs {
+    /// Lock name
+    pub name: String,
+    /// Lock ttl in seconds (0 means Laravel's default of 86400)
+    #[arg(long, value_name = "SECS")]
+    pub ttl: i64,
+    /// Owner token (default: 16 random characters, as Laravel)
+    #[arg(long, value_name = "OWNER")]
+    pub owner: Option<String>,
+    /// Wait up to SECS for the lock (0: try once)
+    #[arg(long, value_name = "SECS", default_value = "0", value_parser = parse_secs)]
+    pub wait: Duration,
+}
+
+/// `release`.
+#[derive(Debug, Args)]
+pub struct ReleaseArgs {
+    /// Lock name
+    pub name: String,
+    /// The owner that holds the lock (printed by acquire, shown by status)
+    #[arg(long, value_name = "OWNER")]
+    pub owner: String,
+}
+
+/// Commands taking only a lock name.
+#[derive(Debug, Args)]
+pub struct NameArgs {
+    /// Lock name
+    pub name: String,
+}
+
+/// Scan options shared by list, sweep and doctor.
+#[derive(Debug, Args)]
+pub struct ScanArgs {
+    /// Every item in the table, not only those under the prefix
+    #[arg(long)]
+    pub all: bool,
+    /// Parallel scan segments
+    #[arg(long, value_name = "N", default_value_t = ddblock::admin::DEFAULT_SEGMENTS)]
+    pub segments: u32,
+}
+
+/// `list`.
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    #[command(flatten)]
+    pub scan: ScanArgs,
+    /// Only lock items
+    #[arg(long)]
+    pub locks: bool,
+    /// Only items that are expired but still in the table
+    #[arg(long)]
+    pub expired: bool,
+}
+
+/// `sweep`.
+#[derive(Debug, Args)]
+pub struct SweepArgs {
+    #[command(flatten)]
+    pub scan: ScanArgs,
+    /// Count what would be deleted, delete nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Only delete items expired more than SECS ago (margin for clock skew)
+    #[arg(long, value_name = "SECS", default_value_t = ddblock::admin::DEFAULT_SWEEP_GRACE_SECS)]
+    pub grace: i64,
+}
+
+/// `doctor`.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    #[command(flatten)]
+    pub scan: ScanArgs,
+    /// Skip the item checks (no Scan)
+    #[arg(long)]
+    pub no_scan: bool,
+    /// A live lock with more than SECS left (and at most 86460) counts as a ttl-0 lock
+    #[arg(long, value_name = "SECS", default_value_t = ddblock::admin::DEFAULT_LONG_LOCK_SECS)]
+    pub min_remaining: i64,
+}
+
+/// `create-table`.
+#[derive(Debug, Args)]
+pub struct CreateTableArgs {
+    /// TTL attribute [default: the expiration attribute]
+    #[arg(long, value_name = "NAME")]
+    pub ttl_attribute: Option<String>,
+    /// Do not enable TTL
+    #[arg(long, conflicts_with = "ttl_attribute")]
+    pub no_ttl: bool,
+    /// Wait up to SECS for the table to become ACTIVE
+    #[arg(long, value_name = "SECS", default_value = "120", value_parser = parse_secs)]
+    pub wait: Duration,
+}
+
+/// `get`.
+#[derive(Debug, Args)]
+pub struct GetArgs {
+    /// Cache key (as given to Laravel's Cache::get)
+    pub key: String,
+    /// Strongly consistent read (Laravel reads eventually consistent)
+    #[arg(long)]
+    pub consistent: bool,
+}
+
+/// `put`.
+#[derive(Debug, Args)]
+pub struct PutArgs {
+    /// Cache key
+    pub key: String,
+    /// The value (see --as)
+    pub value: String,
+    /// Seconds to keep it (<= 0 writes an already expired item, as Laravel)
+    #[arg(
+        long,
+        value_name = "SECS",
+        allow_negative_numbers = true,
+        required_unless_present = "forever"
+    )]
+    pub ttl: Option<i64>,
+    /// Keep it 5 years (Laravel's Cache::forever)
+    #[arg(long, conflicts_with = "ttl")]
+    pub forever: bool,
+    /// How to read VALUE
+    #[arg(long = "as", value_name = "TYPE", default_value = "string")]
+    pub value_type: ValueType,
+}
+
+/// How `put` reads its VALUE.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ValueType {
+    /// A PHP string (numeric strings are stored as numbers, as Laravel does)
+    String,
+    /// JSON: objects become associative arrays, arrays lists
+    Json,
+    /// PHP serialize() text
+    Serialized,
+}
+
+fn parse_secs(s: &str) -> Result<Duration, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number of seconds"))?;
+    Duration::try_from_secs_f64(v).map_err(|_| format!("{s:?} must be 0 or more seconds"))
+}
+
+impl Global {
+    /// The store configuration: flags first, then Laravel's environment variables, then defaults.
+    /// With `raw_key` (for commands taking a NAME/KEY) the prefix is empty, so every layout uses
+    /// the name as the table key.
+    pub fn config(&self, for_name: bool) -> ddblock::Result<StoreConfig> {
+        let raw = for_name && self.raw_key;
+        let flag = |k: &str| -> Option<String> {
+            match k {
+                "DYNAMODB_CACHE_TABLE" => self.table.clone(),
+                "DYNAMODB_ENDPOINT" => self.endpoint.clone(),
+                "AWS_DEFAULT_REGION" => self.region.clone(),
+                "CACHE_PREFIX" if raw => Some(String::new()),
+                "CACHE_PREFIX" => self.prefix.clone(),
+                "DDBLOCK_LAYOUT" => self.layout.clone(),
+                _ => None,
+            }
+        };
+        let mut b = StoreConfig::from_vars(|k| flag(k).or_else(|| std::env::var(k).ok()))?
+            .key_attribute(&self.key_attribute)
+            .value_attribute(&self.value_attribute)
+            .expiration_attribute(&self.expiration_attribute);
+        if !self.connect_timeout.is_zero() {
+            b = b.connect_timeout(self.connect_timeout);
+        }
+        if !self.timeout.is_zero() {
+            b = b.operation_timeout(self.timeout);
+        }
+        if let Some(n) = self.max_attempts {
+            b = b.max_attempts(n);
+        }
+        b.build()
+    }
+
+    /// A connected store.
+    pub async fn store(&self, for_name: bool) -> ddblock::Result<Store> {
+        Store::connect(self.config(for_name)?).await
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("ddblock: cannot start the async runtime: {e}");
+            return ExitCode::from(EXIT_FAILURE as u8);
+        }
+    };
+    let code = rt.block_on(cmd::dispatch(&cli));
+    // Do not wait for stray blocking tasks (the SDK's) before exiting.
+    rt.shutdown_timeout(Duration::from_millis(100));
+    ExitCode::from(code.clamp(0, 255) as u8)
+}

@@ -1,0 +1,309 @@
+//! Test support for the `ddblock` binary: the local servers started by compat-tests/servers.sh,
+//! a fresh table per test, and helpers to run the binary and read its JSON.
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command as StdCommand, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use assert_cmd::Command;
+use ddblock::aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
+use ddblock::aws_sdk_dynamodb::types::AttributeValue;
+use ddblock::aws_sdk_dynamodb::Client;
+use serde_json::Value;
+
+/// The local servers every test runs against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Server {
+    Moto,
+    Dynalite,
+}
+
+impl Server {
+    pub fn endpoint(self) -> String {
+        let var = match self {
+            Server::Moto => "DDBLOCK_TEST_MOTO",
+            Server::Dynalite => "DDBLOCK_TEST_DYNALITE",
+        };
+        std::env::var(var).unwrap_or_else(|_| {
+            panic!(
+                "{var} is not set: run the tests with ./compat-tests/run-tests.sh, which starts the \
+                 local servers (or `compat-tests/servers.sh start && source compat-tests/.run/env`)"
+            )
+        })
+    }
+}
+
+/// The built `ddblock` binary.
+pub fn bin() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_ddblock"))
+}
+
+/// The repository root.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+static COUNTER: AtomicUsize = AtomicUsize::new(0);
+
+/// A name no other test uses.
+pub fn unique(prefix: &str) -> String {
+    format!(
+        "{prefix}{}_{}_{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::SeqCst),
+        ddblock::lock::random_owner().to_lowercase()
+    )
+}
+
+/// A scratch directory.
+pub fn scratch() -> PathBuf {
+    let d = std::env::temp_dir().join(unique("ddblock-cli-"));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// One server, one fresh table (created by `ddblock create-table`), prefix `app_`, layout laravel12.
+pub struct Ctx {
+    pub server: Server,
+    pub endpoint: String,
+    pub table: String,
+}
+
+impl Ctx {
+    pub fn new(server: Server) -> Ctx {
+        Self::with_table(server, &unique("cli"), true)
+    }
+
+    /// `create`: run `ddblock create-table` first.
+    pub fn with_table(server: Server, table: &str, create: bool) -> Ctx {
+        let ctx = Ctx {
+            server,
+            endpoint: server.endpoint(),
+            table: table.to_owned(),
+        };
+        if create {
+            ctx.cmd().args(["create-table"]).assert().success();
+        }
+        ctx
+    }
+
+    /// Environment of every invocation: this server and table, Laravel's variable names, test
+    /// credentials, nothing inherited that could change the outcome.
+    fn env(&self, c: &mut StdCommand) {
+        for k in [
+            "DYNAMODB_CACHE_TABLE",
+            "DYNAMODB_ENDPOINT",
+            "CACHE_PREFIX",
+            "DDBLOCK_LAYOUT",
+            "AWS_PROFILE",
+            "AWS_REGION",
+        ] {
+            c.env_remove(k);
+        }
+        c.env("DYNAMODB_ENDPOINT", &self.endpoint)
+            .env("DYNAMODB_CACHE_TABLE", &self.table)
+            .env("CACHE_PREFIX", "app_")
+            .env("AWS_DEFAULT_REGION", "us-east-1")
+            .env("AWS_ACCESS_KEY_ID", "test")
+            .env("AWS_SECRET_ACCESS_KEY", "test")
+            .env("AWS_EC2_METADATA_DISABLED", "true");
+    }
+
+    /// `ddblock` for assert_cmd.
+    pub fn cmd(&self) -> Command {
+        let mut c = StdCommand::new(bin());
+        self.env(&mut c);
+        Command::from_std(c)
+    }
+
+    /// `ddblock ARGS` as a child process (stdout/stderr piped), for signals and concurrency.
+    pub fn spawn(&self, args: &[&str]) -> Child {
+        let mut c = StdCommand::new(bin());
+        self.env(&mut c);
+        c.args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn ddblock")
+    }
+
+    /// Runs `ddblock --json ARGS`; returns the exit status and the JSON on stdout.
+    pub fn json(&self, args: &[&str]) -> (i32, Value) {
+        let out = self.cmd().arg("--json").args(args).output().unwrap();
+        let code = out.status.code().expect("exit status");
+        let text = String::from_utf8(out.stdout).unwrap();
+        let v = serde_json::from_str(text.trim()).unwrap_or_else(|e| {
+            panic!(
+                "ddblock {args:?} printed no JSON ({e}): {text:?}; stderr: {}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+        (code, v)
+    }
+
+    /// Runs `ddblock ARGS`; returns (status, stdout, stderr).
+    pub fn text(&self, args: &[&str]) -> (i32, String, String) {
+        let out = self.cmd().args(args).output().unwrap();
+        (
+            out.status.code().expect("exit status"),
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    }
+
+    /// `status --json NAME`.
+    pub fn status(&self, name: &str) -> Value {
+        let (code, v) = self.json(&["status", name]);
+        assert_eq!(code, 0, "{v}");
+        v
+    }
+
+    /// Waits until lock `name` is held (by anyone).
+    pub fn wait_held(&self, name: &str) -> Value {
+        let start = Instant::now();
+        loop {
+            let v = self.status(name);
+            if v["held"] == true {
+                return v;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(15),
+                "lock {name} never became held"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Takes lock `name` for `ttl` seconds; returns the owner.
+    pub fn acquire(&self, name: &str, ttl: i64) -> String {
+        let (code, v) = self.json(&["acquire", name, "--ttl", &ttl.to_string()]);
+        assert_eq!(code, 0, "{v}");
+        v["owner"].as_str().unwrap().to_owned()
+    }
+
+    /// A plain SDK client for raw writes.
+    pub fn client(&self) -> Client {
+        let conf = ddblock::aws_sdk_dynamodb::Config::builder()
+            .behavior_version(BehaviorVersion::latest())
+            .region(Region::new("us-east-1"))
+            .credentials_provider(Credentials::new(
+                "test",
+                "test",
+                None,
+                None,
+                "ddblock-cli-tests",
+            ))
+            .endpoint_url(&self.endpoint)
+            .build();
+        Client::from_conf(conf)
+    }
+
+    /// Writes an item as is (e.g. one Laravel wrote long ago).
+    pub fn put_raw(&self, key: &str, value: Option<AttributeValue>, expires_at: Option<i64>) {
+        let mut item = HashMap::from([("key".to_owned(), AttributeValue::S(key.into()))]);
+        if let Some(v) = value {
+            item.insert("value".into(), v);
+        }
+        if let Some(e) = expires_at {
+            item.insert("expires_at".into(), AttributeValue::N(e.to_string()));
+        }
+        let client = self.client();
+        let table = self.table.clone();
+        block_on(async move {
+            client
+                .put_item()
+                .table_name(table)
+                .set_item(Some(item))
+                .send()
+                .await
+                .expect("PutItem");
+        });
+    }
+
+    /// Whether table key `key` is in the table (consistent read).
+    pub fn raw_exists(&self, key: &str) -> bool {
+        let client = self.client();
+        let table = self.table.clone();
+        let key = key.to_owned();
+        block_on(async move {
+            client
+                .get_item()
+                .table_name(table)
+                .key("key", AttributeValue::S(key))
+                .consistent_read(true)
+                .send()
+                .await
+                .expect("GetItem")
+                .item
+                .is_some()
+        })
+    }
+}
+
+pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(f)
+}
+
+/// The current Unix time.
+pub fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64
+}
+
+/// Asserts that `v` is an object with exactly these fields.
+pub fn assert_fields(v: &Value, fields: &[&str]) {
+    let obj = v
+        .as_object()
+        .unwrap_or_else(|| panic!("not an object: {v}"));
+    let mut have: Vec<&str> = obj.keys().map(String::as_str).collect();
+    have.sort_unstable();
+    let mut want = fields.to_vec();
+    want.sort_unstable();
+    assert_eq!(have, want, "fields of {v}");
+}
+
+/// Waits for a child with a deadline; kills it and panics on timeout.
+pub fn wait_timeout(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
+    let start = Instant::now();
+    loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            return st;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            panic!("child did not exit within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The stderr of a finished child.
+pub fn stderr_of(child: &mut Child) -> String {
+    let mut s = String::new();
+    use std::io::Read;
+    child.stderr.take().unwrap().read_to_string(&mut s).unwrap();
+    s
+}
+
+/// Runs each listed `fn name(server: Server)` as one test per server (`moto::name`, `dynalite::name`).
+#[macro_export]
+macro_rules! on_servers {
+    ($($name:ident),* $(,)?) => {
+        mod moto {
+            $( #[test] fn $name() { super::$name($crate::common::Server::Moto) } )*
+        }
+        mod dynalite {
+            $( #[test] fn $name() { super::$name($crate::common::Server::Dynalite) } )*
+        }
+    };
+}

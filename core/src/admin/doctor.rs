@@ -1,0 +1,427 @@
+//! Health checks: [`Store::doctor`] and its report.
+
+use std::sync::Mutex;
+
+use aws_sdk_dynamodb::types::TableStatus;
+
+#[cfg(doc)]
+use super::scan::Scope;
+use super::scan::{ItemKind, ScanItem, ScanOptions, ScanProgress};
+use super::table::TtlState;
+use crate::error::{Error, Result};
+use crate::lock::DEFAULT_LOCK_TTL_SECS;
+use crate::store::Store;
+
+/// Default of [`DoctorOptions::min_remaining_secs`]: a live lock with more than an hour left counts
+/// as a ttl-0 (86400 s) lock.
+pub const DEFAULT_LONG_LOCK_SECS: i64 = 3600;
+/// Clock skew allowed above 86400 s by the ttl-0 lock heuristic.
+pub const DEFAULT_TTL_SKEW_SECS: i64 = 60;
+
+/// Options of [`Store::doctor`].
+#[derive(Debug, Clone)]
+pub struct DoctorOptions {
+    scan: Option<ScanOptions>,
+    min_remaining_secs: i64,
+    examples: usize,
+}
+
+impl Default for DoctorOptions {
+    fn default() -> Self {
+        DoctorOptions {
+            scan: Some(ScanOptions::default()),
+            min_remaining_secs: DEFAULT_LONG_LOCK_SECS,
+            examples: 10,
+        }
+    }
+}
+
+impl DoctorOptions {
+    /// Defaults: scan with 4 segments in [`Scope::Prefix`], 3600 s threshold, 10 examples.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// How to scan the items; `None` skips the item checks (no Scan request at all).
+    pub fn scan(mut self, scan: Option<ScanOptions>) -> Self {
+        self.scan = scan;
+        self
+    }
+    /// A live lock counts as a ttl-0 lock when more than this many seconds are left (and at most
+    /// 86400 + 60).
+    pub fn min_remaining_secs(mut self, secs: i64) -> Self {
+        self.min_remaining_secs = secs;
+        self
+    }
+    /// How many ttl-0 locks to return as examples.
+    pub fn examples(mut self, n: usize) -> Self {
+        self.examples = n;
+        self
+    }
+}
+
+/// What a doctor check looked at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CheckId {
+    /// The table exists and is ACTIVE.
+    Table,
+    /// Exactly one string partition key named as configured.
+    KeySchema,
+    /// TTL enabled on the expiration attribute.
+    Ttl,
+    /// Expired items still in the table.
+    ExpiredItems,
+    /// Live locks that look like ttl-0 (86400 s) locks.
+    DefaultTtlLocks,
+    /// Items that are not Laravel cache items (no string key, non-numeric expiry).
+    InvalidItems,
+}
+
+impl CheckId {
+    /// `table`, `key_schema`, `ttl`, `expired_items`, `default_ttl_locks`, `invalid_items`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CheckId::Table => "table",
+            CheckId::KeySchema => "key_schema",
+            CheckId::Ttl => "ttl",
+            CheckId::ExpiredItems => "expired_items",
+            CheckId::DefaultTtlLocks => "default_ttl_locks",
+            CheckId::InvalidItems => "invalid_items",
+        }
+    }
+}
+
+/// How a check came out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CheckStatus {
+    /// Fine.
+    Ok,
+    /// Works, but worth fixing.
+    Warn,
+    /// Broken: ddblock (and Laravel) cannot work with this table.
+    Fail,
+    /// The server could not tell.
+    Unknown,
+    /// Not checked (an earlier check failed, or the scan was turned off).
+    Skipped,
+}
+
+impl CheckStatus {
+    /// `ok`, `warn`, `fail`, `unknown`, `skipped`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CheckStatus::Ok => "ok",
+            CheckStatus::Warn => "warn",
+            CheckStatus::Fail => "fail",
+            CheckStatus::Unknown => "unknown",
+            CheckStatus::Skipped => "skipped",
+        }
+    }
+}
+
+/// One doctor check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Check {
+    /// What was checked.
+    pub id: CheckId,
+    /// How it came out.
+    pub status: CheckStatus,
+    /// What was found, in one sentence.
+    pub detail: String,
+}
+
+/// Item counts of a doctor scan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ItemCounts {
+    /// Items DynamoDB evaluated.
+    pub scanned: u64,
+    /// Items in scope.
+    pub items: u64,
+    /// Lock items in scope.
+    pub locks: u64,
+    /// Cache items in scope.
+    pub cache: u64,
+    /// Items outside the prefix ([`Scope::All`] only).
+    pub other: u64,
+    /// Items that read as expired but are still in the table.
+    pub expired_but_present: u64,
+    /// Live locks that look like ttl-0 locks (see [`Store::doctor`]).
+    pub default_ttl_locks: u64,
+    /// Items whose expiry attribute is not a number.
+    pub invalid_expiry: u64,
+    /// Items without a string key attribute.
+    pub skipped: u64,
+}
+
+/// What [`Store::doctor`] found.
+#[derive(Debug, Clone)]
+pub struct DoctorReport {
+    /// Every check, in the order of [`CheckId`].
+    pub checks: Vec<Check>,
+    /// The table status (`ACTIVE`, `CREATING`, ...), `None` when the table does not exist.
+    pub table_status: Option<String>,
+    /// `PAY_PER_REQUEST` or `PROVISIONED`, when the server says.
+    pub billing_mode: Option<String>,
+    /// The TTL setting, `None` when the table does not exist.
+    pub ttl: Option<TtlState>,
+    /// Item counts, `None` when the scan was skipped.
+    pub counts: Option<ItemCounts>,
+    /// Up to [`DoctorOptions::examples`] ttl-0 locks, longest remaining first.
+    pub default_ttl_examples: Vec<ScanItem>,
+    /// The time used for expiry decisions.
+    pub now: i64,
+}
+
+impl DoctorReport {
+    /// True when no check failed (warnings and unknowns allowed).
+    pub fn healthy(&self) -> bool {
+        self.checks.iter().all(|c| c.status != CheckStatus::Fail)
+    }
+
+    /// The check with this id.
+    pub fn check(&self, id: CheckId) -> Option<&Check> {
+        self.checks.iter().find(|c| c.id == id)
+    }
+}
+
+impl Store {
+    /// Checks the table: it exists and is ACTIVE; its key schema is one string partition key named
+    /// as configured; TTL is enabled on the expiration attribute (DescribeTimeToLive; a server that
+    /// cannot say gives [`CheckStatus::Unknown`]); and, scanning the items in scope, how many are
+    /// expired but still present, how many are not Laravel items, and how many live locks look like
+    /// ttl-0 locks left by Laravel's stuck release.
+    ///
+    /// The ttl-0 heuristic: how long a lock was taken for is not stored, only its `expires_at`. A
+    /// lock item ([`Store::classify`]) counts when it is live and its remaining time `r =
+    /// expires_at - now` satisfies `min_remaining_secs < r <= 86400 + 60`: a lock with an explicit
+    /// ttl of at most `min_remaining_secs` (default an hour) can never match, and a ttl-0 lock
+    /// matches for all but its last `min_remaining_secs` (after which it frees itself soon anyway).
+    /// Locks with more than a day left were taken with a longer explicit ttl and do not count.
+    /// Expired locks do not count either: they no longer block anyone (`acquire` takes them over).
+    ///
+    /// A missing table is a failed check, not an error; a request that fails for another reason
+    /// (network, permissions on DescribeTable) is an error.
+    pub async fn doctor(
+        &self,
+        opts: &DoctorOptions,
+        progress: impl Fn(&ScanProgress) + Send + Sync,
+    ) -> Result<DoctorReport> {
+        let c = self.config();
+        let now = self.now();
+        let mut report = DoctorReport {
+            checks: Vec::new(),
+            table_status: None,
+            billing_mode: None,
+            ttl: None,
+            counts: None,
+            default_ttl_examples: Vec::new(),
+            now,
+        };
+        let skipped = |id, why: &str| Check {
+            id,
+            status: CheckStatus::Skipped,
+            detail: why.to_owned(),
+        };
+        let table = match self.describe_table().await {
+            Ok(t) => t,
+            Err(Error::TableNotFound { endpoint, .. }) => {
+                report.checks.push(Check {
+                    id: CheckId::Table,
+                    status: CheckStatus::Fail,
+                    detail: format!("table `{}` does not exist at {endpoint}", c.table()),
+                });
+                let why = "the table does not exist";
+                for id in [
+                    CheckId::KeySchema,
+                    CheckId::Ttl,
+                    CheckId::ExpiredItems,
+                    CheckId::DefaultTtlLocks,
+                    CheckId::InvalidItems,
+                ] {
+                    report.checks.push(skipped(id, why));
+                }
+                return Ok(report);
+            }
+            Err(e) => return Err(e),
+        };
+        let status = table
+            .table_status()
+            .map(|s| s.as_str().to_owned())
+            .unwrap_or_else(|| "UNKNOWN".into());
+        let billing = table
+            .billing_mode_summary()
+            .and_then(|b| b.billing_mode())
+            .map(|b| b.as_str().to_owned());
+        let active = table.table_status() == Some(&TableStatus::Active);
+        report.checks.push(Check {
+            id: CheckId::Table,
+            status: if active {
+                CheckStatus::Ok
+            } else {
+                CheckStatus::Warn
+            },
+            detail: format!(
+                "table `{}` exists, status {status}{}",
+                c.table(),
+                match billing.as_deref() {
+                    Some("PAY_PER_REQUEST") => ", on-demand",
+                    Some("PROVISIONED") => ", provisioned capacity",
+                    _ => "",
+                }
+            ),
+        });
+        report.table_status = Some(status);
+        report.billing_mode = billing;
+        let schema_problem = self.key_schema_problem(&table);
+        report.checks.push(match &schema_problem {
+            None => Check {
+                id: CheckId::KeySchema,
+                status: CheckStatus::Ok,
+                detail: format!("one string partition key `{}`", c.key_attribute()),
+            },
+            Some(p) => Check {
+                id: CheckId::KeySchema,
+                status: CheckStatus::Fail,
+                detail: p.clone(),
+            },
+        });
+        let ttl = self.describe_ttl().await?;
+        let exp = c.expiration_attribute();
+        report.checks.push(Check {
+            id: CheckId::Ttl,
+            status: match &ttl {
+                _ if ttl.covers(exp) => CheckStatus::Ok,
+                TtlState::Unknown { .. } => CheckStatus::Unknown,
+                _ => CheckStatus::Warn,
+            },
+            detail: match &ttl {
+                TtlState::Enabled { attribute } if attribute == exp => {
+                    format!("TTL is enabled on `{exp}`")
+                }
+                TtlState::Enabling { attribute } if attribute == exp => {
+                    format!("TTL is being enabled on `{exp}`")
+                }
+                TtlState::Enabled { attribute }
+                | TtlState::Enabling { attribute }
+                | TtlState::Disabling { attribute } => format!(
+                    "TTL is {} on `{attribute}`, not on the expiration attribute `{exp}`: DynamoDB \
+                     never deletes expired cache items and locks",
+                    ttl.as_str()
+                ),
+                TtlState::Disabled => format!(
+                    "TTL is disabled: expired items stay in the table until deleted (reads and \
+                     lock conditions check `{exp}` themselves, so this is garbage, not a bug)"
+                ),
+                TtlState::Unknown { reason } => format!("TTL status unknown: {reason}"),
+            },
+        });
+        report.ttl = Some(ttl.clone());
+        let Some(scan) = &opts.scan else {
+            let why = "the scan was turned off";
+            for id in [
+                CheckId::ExpiredItems,
+                CheckId::DefaultTtlLocks,
+                CheckId::InvalidItems,
+            ] {
+                report.checks.push(skipped(id, why));
+            }
+            return Ok(report);
+        };
+        let max_remaining = DEFAULT_LOCK_TTL_SECS + DEFAULT_TTL_SKEW_SECS;
+        let acc = Mutex::new((ItemCounts::default(), Vec::<ScanItem>::new()));
+        let scanned = self
+            .scan_collect(scan, now, &progress, |item| {
+                let mut guard = acc.lock().unwrap_or_else(|e| e.into_inner());
+                let (counts, examples) = &mut *guard;
+                let Some(item) = item else {
+                    counts.skipped += 1;
+                    return;
+                };
+                counts.items += 1;
+                match item.kind {
+                    ItemKind::Lock => counts.locks += 1,
+                    ItemKind::Cache => counts.cache += 1,
+                    ItemKind::Other => counts.other += 1,
+                }
+                counts.expired_but_present += u64::from(item.expired_but_present);
+                counts.invalid_expiry += u64::from(item.invalid_expiry);
+                let ttl0 = item.kind == ItemKind::Lock
+                    && item
+                        .expires_in
+                        .is_some_and(|r| r > opts.min_remaining_secs && r <= max_remaining);
+                if ttl0 {
+                    counts.default_ttl_locks += 1;
+                    examples.push(item);
+                    examples
+                        .sort_by(|a, b| b.expires_in.cmp(&a.expires_in).then(a.key.cmp(&b.key)));
+                    examples.truncate(opts.examples);
+                }
+            })
+            .await?;
+        let (mut counts, examples) = acc.into_inner().unwrap_or_else(|e| e.into_inner());
+        counts.scanned = scanned;
+        let ttl_on = ttl.covers(exp);
+        report.checks.push(Check {
+            id: CheckId::ExpiredItems,
+            status: if counts.expired_but_present == 0 || ttl_on {
+                CheckStatus::Ok
+            } else {
+                CheckStatus::Warn
+            },
+            detail: match (counts.expired_but_present, ttl_on) {
+                (0, _) => format!("no expired items among {} in scope", counts.items),
+                (n, true) => format!(
+                    "{n} of {} items are expired but still present; TTL deletes them (it lags up to 48 h)",
+                    counts.items
+                ),
+                (n, false) => format!(
+                    "{n} of {} items are expired but still present, and TTL will not delete them",
+                    counts.items
+                ),
+            },
+        });
+        report.checks.push(Check {
+            id: CheckId::DefaultTtlLocks,
+            status: if counts.default_ttl_locks == 0 {
+                CheckStatus::Ok
+            } else {
+                CheckStatus::Warn
+            },
+            detail: match counts.default_ttl_locks {
+                0 => format!(
+                    "no live lock looks like a ttl-0 lock (of {} locks; heuristic: more than {} s \
+                     and at most {max_remaining} s left)",
+                    counts.locks, opts.min_remaining_secs
+                ),
+                n => format!(
+                    "{n} of {} locks look like ttl-0 locks (86400 s; more than {} s left): \
+                     possibly stuck by Laravel's read-then-delete release, they block their \
+                     name until they expire",
+                    counts.locks, opts.min_remaining_secs
+                ),
+            },
+        });
+        let invalid = counts.invalid_expiry + counts.skipped;
+        report.checks.push(Check {
+            id: CheckId::InvalidItems,
+            status: if invalid == 0 {
+                CheckStatus::Ok
+            } else {
+                CheckStatus::Warn
+            },
+            detail: if invalid == 0 {
+                "every item has a string key and a numeric (or no) expiry".to_owned()
+            } else {
+                format!(
+                    "{} items have a non-numeric `{exp}` and {} have no string `{}`: not written \
+                     by Laravel or ddblock",
+                    counts.invalid_expiry,
+                    counts.skipped,
+                    c.key_attribute()
+                )
+            },
+        });
+        report.counts = Some(counts);
+        report.default_ttl_examples = examples;
+        Ok(report)
+    }
+}

@@ -1,0 +1,481 @@
+//! Table administration against real local servers: scans (kinds, names, expiry, segments, pages),
+//! sweeping only expired items, doctor checks and heuristics, idempotent table creation.
+
+mod common;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use aws_sdk_dynamodb::types::{
+    AttributeDefinition, BillingMode, KeySchemaElement, KeyType, ScalarAttributeType,
+};
+use common::{laravel_item, n, s, Env, Server};
+use ddblock::admin::looks_like_generated_owner;
+use ddblock::{
+    CheckId, CheckStatus, CreateTableOptions, DoctorOptions, ErrorKind, ItemKind, KeyLayout,
+    PhpValue, ScanOptions, Scope, StoreConfig, SweepOptions, TtlState,
+};
+
+fn text(v: &str) -> PhpValue {
+    PhpValue::String(v.as_bytes().to_vec())
+}
+
+/// A table key, its kind and name, from a scan.
+fn shape(items: &[ddblock::ScanItem]) -> Vec<(String, ItemKind, Option<String>)> {
+    items
+        .iter()
+        .map(|i| (i.key.clone(), i.kind, i.name.clone()))
+        .collect()
+}
+
+async fn scan_reports_kinds_names_owners_and_expiry(server: Server) {
+    let env = Env::new(server).await;
+    let store = env.store(KeyLayout::Laravel8);
+    let t = env.now();
+    let lock = store.lock("orders", 30).unwrap();
+    assert!(lock.acquire().await.unwrap().is_acquired());
+    store.put("k", &text("hello"), 60).await.unwrap();
+    store.put("old", &text("x"), 10).await.unwrap();
+    env.put_raw(laravel_item("elsewhere", s("N;"), t + 60))
+        .await;
+    env.put_raw(std::collections::HashMap::from([
+        ("key".to_owned(), s("app_:noexpiry")),
+        ("value".to_owned(), s("b:1;")),
+    ]))
+    .await;
+    env.put_raw(std::collections::HashMap::from([
+        ("key".to_owned(), s("app_:badexpiry")),
+        ("value".to_owned(), s("b:1;")),
+        ("expires_at".to_owned(), s("tomorrow")),
+    ]))
+    .await;
+    env.clock.advance(20); // `old` (expires t+10) is now expired but still present
+
+    let progress_calls = AtomicU64::new(0);
+    let r = store
+        .scan_items(&ScanOptions::new(), |_| {
+            progress_calls.fetch_add(1, Ordering::SeqCst);
+        })
+        .await
+        .unwrap();
+    assert!(
+        progress_calls.load(Ordering::SeqCst) >= 4,
+        "one call per page and segment"
+    );
+    assert_eq!(r.now, t + 20);
+    assert_eq!(r.skipped, 0);
+    assert_eq!(
+        shape(&r.items),
+        vec![
+            (
+                "app_:app_:orders".into(),
+                ItemKind::Lock,
+                Some("orders".into())
+            ),
+            (
+                "app_:badexpiry".into(),
+                ItemKind::Cache,
+                Some("badexpiry".into())
+            ),
+            ("app_:k".into(), ItemKind::Cache, Some("k".into())),
+            (
+                "app_:noexpiry".into(),
+                ItemKind::Cache,
+                Some("noexpiry".into())
+            ),
+            ("app_:old".into(), ItemKind::Cache, Some("old".into())),
+        ]
+    );
+    let by_key = |k: &str| r.items.iter().find(|i| i.key == k).unwrap();
+    let l = by_key("app_:app_:orders");
+    assert_eq!(l.owner.as_deref(), Some(lock.owner()));
+    assert_eq!(l.expires_at, Some(t + 30));
+    assert_eq!(l.expires_in, Some(10));
+    assert!(!l.expired_but_present);
+    assert_eq!(l.holder().owner.as_deref(), Some(lock.owner()));
+    let old = by_key("app_:old");
+    assert!(old.expired_but_present);
+    assert_eq!(old.expires_in, Some(-10));
+    assert_eq!(old.owner, None, "cache items have no owner");
+    let never = by_key("app_:noexpiry");
+    assert_eq!((never.expires_at, never.expired_but_present), (None, false));
+    let bad = by_key("app_:badexpiry");
+    assert!(bad.invalid_expiry && bad.expires_at.is_none());
+    // Debug never shows the owner in full.
+    assert!(!format!("{l:?}").contains(lock.owner()));
+
+    // Scope::All adds the foreign item; one segment and one-item pages find the same.
+    let all = store
+        .scan_items(
+            &ScanOptions::new()
+                .scope(Scope::All)
+                .segments(1)
+                .page_size(Some(1)),
+            |_| {},
+        )
+        .await
+        .unwrap();
+    assert_eq!(all.items.len(), 6);
+    let other = all.items.iter().find(|i| i.key == "elsewhere").unwrap();
+    assert_eq!((other.kind, other.name.clone()), (ItemKind::Other, None));
+    let many = store
+        .scan_items(&ScanOptions::new().scope(Scope::All).segments(7), |_| {})
+        .await
+        .unwrap();
+    assert_eq!(shape(&many.items), shape(&all.items));
+    assert!(many.scanned >= 6);
+}
+
+async fn classify_follows_the_layout(server: Server) {
+    let env = Env::new(server).await;
+    let owner = s(r#"s:16:"y5lgfdhGNbGy3sTY";"#);
+    let stored = |v: &aws_sdk_dynamodb::types::AttributeValue| match v {
+        aws_sdk_dynamodb::types::AttributeValue::S(t) => ddblock::StoredValue::String(t.clone()),
+        _ => unreachable!(),
+    };
+    let l12 = env.store(KeyLayout::Laravel12);
+    assert_eq!(
+        l12.classify("app_orders", Some(&stored(&owner))),
+        (ItemKind::Lock, Some("orders".into()))
+    );
+    assert_eq!(
+        l12.classify("app_orders", Some(&stored(&s(r#"s:6:"custom";"#)))),
+        (ItemKind::Cache, Some("orders".into())),
+        "a custom owner cannot be told from a cache string under laravel12"
+    );
+    assert_eq!(l12.classify("zzz", None), (ItemKind::Other, None));
+    let l11 = env.store(KeyLayout::Laravel11);
+    assert_eq!(
+        l11.classify("app_app_orders", Some(&stored(&s(r#"s:6:"custom";"#)))),
+        (ItemKind::Lock, Some("orders".into()))
+    );
+    assert_eq!(
+        l11.classify("app_orders", Some(&stored(&owner))),
+        (ItemKind::Cache, Some("orders".into())),
+        "laravel11 locks are always double-prefixed"
+    );
+    let empty = env.store_with(env.config().layout(KeyLayout::Laravel8));
+    assert_eq!(
+        empty.classify("orders", Some(&stored(&owner))),
+        (ItemKind::Lock, Some("orders".into()))
+    );
+    assert!(looks_like_generated_owner(&stored(&owner)));
+}
+
+async fn sweep_deletes_only_expired_items(server: Server) {
+    let env = Env::new(server).await;
+    let store = env.store(KeyLayout::Laravel12);
+    let t = env.now();
+    let owner = s(r#"s:16:"y5lgfdhGNbGy3sTY";"#);
+    env.put_raw(laravel_item("app_live", owner.clone(), t + 100))
+        .await;
+    env.put_raw(laravel_item("app_boundary", owner.clone(), t))
+        .await; // reads expired, not yet `<`
+    env.put_raw(laravel_item("app_recent", s("i:1;"), t - 30))
+        .await;
+    env.put_raw(laravel_item("app_old_lock", owner.clone(), t - 1000))
+        .await;
+    env.put_raw(laravel_item("app_old_cache", n(5), t - 1000))
+        .await;
+    env.put_raw(laravel_item("other_old", n(5), t - 1000)).await;
+    env.put_raw(std::collections::HashMap::from([
+        ("key".to_owned(), s("app_forever")),
+        ("value".to_owned(), s("b:1;")),
+    ]))
+    .await;
+
+    // Dry run with the default 60 s grace: the two old items in scope, nothing deleted.
+    let dry = store
+        .sweep_expired(&SweepOptions::new().dry_run(true), |_| {})
+        .await
+        .unwrap();
+    assert_eq!((dry.expired, dry.deleted, dry.skipped), (2, 0, 0));
+    assert!(dry.dry_run);
+    assert_eq!(dry.cutoff, t - 60);
+    assert!(env.raw("app_old_lock").await.is_some());
+
+    let last = AtomicU64::new(0);
+    let r = store
+        .sweep_expired(&SweepOptions::new(), |p| {
+            last.store(p.deleted, Ordering::SeqCst)
+        })
+        .await
+        .unwrap();
+    assert_eq!((r.expired, r.deleted, r.skipped), (2, 2, 0));
+    assert_eq!(last.load(Ordering::SeqCst), 2, "progress saw the deletes");
+    assert!(env.raw("app_old_lock").await.is_none());
+    assert!(env.raw("app_old_cache").await.is_none());
+    assert!(env.raw("other_old").await.is_some(), "outside the prefix");
+    assert!(env.raw("app_recent").await.is_some(), "within the grace");
+
+    // Grace 0 and every item: what is strictly expired goes, the rest stays.
+    let r = store
+        .sweep_expired(
+            &SweepOptions::new()
+                .grace_secs(0)
+                .scan(ScanOptions::new().scope(Scope::All).segments(3)),
+            |_| {},
+        )
+        .await
+        .unwrap();
+    assert_eq!((r.expired, r.deleted), (2, 2));
+    assert!(env.raw("app_recent").await.is_none());
+    assert!(env.raw("other_old").await.is_none());
+    for kept in ["app_live", "app_boundary", "app_forever"] {
+        assert!(env.raw(kept).await.is_some(), "{kept} must stay");
+    }
+    // A lock still held by its owner is released normally afterwards.
+    let lock = store.restore_lock("live", "y5lgfdhGNbGy3sTY").unwrap();
+    assert!(lock.release().await.unwrap().is_released());
+
+    let err = store
+        .sweep_expired(&SweepOptions::new().grace_secs(-1), |_| {})
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Config);
+}
+
+async fn doctor_counts_and_flags_ttl0_locks(server: Server) {
+    let env = Env::new(server).await;
+    let store = env.store(KeyLayout::Laravel12);
+    let t = env.now();
+    let zero = store.lock("nightly", 0).unwrap(); // 86400 s: Laravel's default
+    assert!(zero.acquire().await.unwrap().is_acquired());
+    let short = store.lock("short", 60).unwrap();
+    assert!(short.acquire().await.unwrap().is_acquired());
+    let owner = s(r#"s:16:"AAAAbbbbCCCCdddd";"#);
+    env.put_raw(laravel_item("app_twohours", owner.clone(), t + 7200))
+        .await;
+    env.put_raw(laravel_item("app_twodays", owner.clone(), t + 2 * 86_400))
+        .await;
+    env.put_raw(laravel_item("app_lastmin", owner.clone(), t + 1800))
+        .await;
+    env.put_raw(laravel_item("app_expired", owner.clone(), t - 5))
+        .await;
+    env.put_raw(laravel_item("app_cache", s("s:1:\"x\";"), t - 5))
+        .await;
+    env.put_raw(std::collections::HashMap::from([
+        ("key".to_owned(), s("app_bad")),
+        ("expires_at".to_owned(), s("soon")),
+    ]))
+    .await;
+
+    let r = store.doctor(&DoctorOptions::new(), |_| {}).await.unwrap();
+    assert!(r.healthy());
+    assert_eq!(r.table_status.as_deref(), Some("ACTIVE"));
+    assert_eq!(r.check(CheckId::Table).unwrap().status, CheckStatus::Ok);
+    assert_eq!(r.check(CheckId::KeySchema).unwrap().status, CheckStatus::Ok);
+    // Neither server has TTL on for a fresh table (dynalite always says DISABLED).
+    assert_eq!(r.ttl, Some(TtlState::Disabled));
+    assert_eq!(r.check(CheckId::Ttl).unwrap().status, CheckStatus::Warn);
+    let c = r.counts.unwrap();
+    assert_eq!(c.items, 8);
+    assert_eq!(c.locks, 6); // nightly, short, twohours, twodays, lastmin, expired
+    assert_eq!(c.expired_but_present, 2);
+    assert_eq!(c.invalid_expiry, 1);
+    assert_eq!(
+        c.default_ttl_locks, 2,
+        "nightly (86400 s left) and twohours"
+    );
+    let names: Vec<_> = r
+        .default_ttl_examples
+        .iter()
+        .map(|i| i.name.clone().unwrap())
+        .collect();
+    assert_eq!(names, ["nightly", "twohours"], "longest remaining first");
+    assert_eq!(
+        r.check(CheckId::DefaultTtlLocks).unwrap().status,
+        CheckStatus::Warn
+    );
+    assert_eq!(
+        r.check(CheckId::ExpiredItems).unwrap().status,
+        CheckStatus::Warn
+    );
+    assert_eq!(
+        r.check(CheckId::InvalidItems).unwrap().status,
+        CheckStatus::Warn
+    );
+
+    // A lower threshold also catches the lock with half an hour left; examples are capped.
+    let r = store
+        .doctor(
+            &DoctorOptions::new().min_remaining_secs(60).examples(1),
+            |_| {},
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.counts.unwrap().default_ttl_locks, 3);
+    assert_eq!(r.default_ttl_examples.len(), 1);
+
+    // Without the scan: no Scan request, item checks skipped.
+    let r = store
+        .doctor(&DoctorOptions::new().scan(None), |_| panic!("no scan"))
+        .await
+        .unwrap();
+    assert!(r.counts.is_none());
+    assert_eq!(
+        r.check(CheckId::ExpiredItems).unwrap().status,
+        CheckStatus::Skipped
+    );
+}
+
+async fn doctor_fails_on_missing_table_and_wrong_schema(server: Server) {
+    let env = Env::new(server).await;
+    let missing = env.store_with(env.config().table("does-not-exist-at-all"));
+    let r = missing.doctor(&DoctorOptions::new(), |_| {}).await.unwrap();
+    assert!(!r.healthy());
+    assert_eq!(r.check(CheckId::Table).unwrap().status, CheckStatus::Fail);
+    assert_eq!(r.check(CheckId::Ttl).unwrap().status, CheckStatus::Skipped);
+    assert!(r.ttl.is_none());
+
+    // A table keyed by a number `id` plus a sort key.
+    let name = format!("wrong_{}", ddblock::lock::random_owner().to_lowercase());
+    env.client
+        .create_table()
+        .table_name(&name)
+        .attribute_definitions(
+            AttributeDefinition::builder()
+                .attribute_name("id")
+                .attribute_type(ScalarAttributeType::N)
+                .build()
+                .unwrap(),
+        )
+        .attribute_definitions(
+            AttributeDefinition::builder()
+                .attribute_name("sk")
+                .attribute_type(ScalarAttributeType::S)
+                .build()
+                .unwrap(),
+        )
+        .key_schema(
+            KeySchemaElement::builder()
+                .attribute_name("id")
+                .key_type(KeyType::Hash)
+                .build()
+                .unwrap(),
+        )
+        .key_schema(
+            KeySchemaElement::builder()
+                .attribute_name("sk")
+                .key_type(KeyType::Range)
+                .build()
+                .unwrap(),
+        )
+        .billing_mode(BillingMode::PayPerRequest)
+        .send()
+        .await
+        .unwrap();
+    let wrong = env.store_with(env.config().table(&name));
+    let r = wrong
+        .doctor(&DoctorOptions::new().scan(None), |_| {})
+        .await
+        .unwrap();
+    let k = r.check(CheckId::KeySchema).unwrap();
+    assert_eq!(k.status, CheckStatus::Fail);
+    assert!(
+        k.detail.contains("`id` (HASH, N) + `sk` (RANGE, S)"),
+        "{}",
+        k.detail
+    );
+    assert!(!r.healthy());
+    // create_table on it: exists, not usable.
+    let c = wrong
+        .create_table(&CreateTableOptions::new())
+        .await
+        .unwrap();
+    assert!(!c.created && !c.ready() && c.key_schema_problem.is_some());
+    assert_eq!(c.ttl, None, "TTL is not touched on an unusable table");
+}
+
+async fn create_table_is_idempotent_and_enables_ttl(server: Server) {
+    let env = Env::new(server).await;
+    let name = format!("fresh_{}", ddblock::lock::random_owner().to_lowercase());
+    let store = env.store_with(
+        env.config()
+            .table(&name)
+            .key_attribute("k")
+            .expiration_attribute("exp"),
+    );
+    let r = store
+        .create_table(&CreateTableOptions::new())
+        .await
+        .unwrap();
+    assert!(r.created && r.ready(), "{r:?}");
+    match server {
+        Server::Moto => {
+            assert!(r.ttl_changed);
+            assert_eq!(
+                r.ttl,
+                Some(TtlState::Enabled {
+                    attribute: "exp".into()
+                })
+            );
+        }
+        // dynalite has no UpdateTimeToLive.
+        Server::Dynalite => assert!(matches!(r.ttl, Some(TtlState::Unknown { .. })), "{r:?}"),
+    }
+    let again = store
+        .create_table(&CreateTableOptions::new())
+        .await
+        .unwrap();
+    assert!(!again.created && again.ready() && !again.ttl_changed);
+    if server == Server::Moto {
+        assert!(again.ttl.as_ref().unwrap().covers("exp"));
+        let d = store.doctor(&DoctorOptions::new(), |_| {}).await.unwrap();
+        assert_eq!(d.check(CheckId::Ttl).unwrap().status, CheckStatus::Ok);
+    }
+    // The table works with the configured attribute names.
+    store.put("a", &PhpValue::Int(1), 60).await.unwrap();
+    assert_eq!(store.get("a").await.unwrap(), Some(PhpValue::Int(1)));
+    // Without TTL.
+    let other = env.store_with(env.config().table(format!(
+        "nottl_{}",
+        ddblock::lock::random_owner().to_lowercase()
+    )));
+    let r = other
+        .create_table(&CreateTableOptions::new().ttl(false))
+        .await
+        .unwrap();
+    assert!(r.created && r.ttl.is_none());
+}
+
+async fn scans_of_a_missing_table_and_bad_options_are_errors(server: Server) {
+    let env = Env::new(server).await;
+    let missing = env.store_with(env.config().table("does-not-exist-at-all"));
+    let e = missing
+        .scan_items(&ScanOptions::new(), |_| {})
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::TableNotFound);
+    let store = env.store(KeyLayout::Laravel12);
+    for bad in [
+        ScanOptions::new().segments(0),
+        ScanOptions::new().page_size(Some(0)),
+    ] {
+        let e = store.scan_items(&bad, |_| {}).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Config);
+    }
+    let unreachable = ddblock::Store::with_client(
+        common::client_for("http://127.0.0.1:1"),
+        StoreConfig::builder()
+            .table(&env.table)
+            .endpoint("http://127.0.0.1:1")
+            .build()
+            .unwrap(),
+    );
+    let e = unreachable
+        .doctor(&DoctorOptions::new(), |_| {})
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Transport);
+    assert!(e.to_string().contains("http://127.0.0.1:1"));
+}
+
+on_servers!(
+    scan_reports_kinds_names_owners_and_expiry,
+    classify_follows_the_layout,
+    sweep_deletes_only_expired_items,
+    doctor_counts_and_flags_ttl0_locks,
+    doctor_fails_on_missing_table_and_wrong_schema,
+    create_table_is_idempotent_and_enables_ttl,
+    scans_of_a_missing_table_and_bad_options_are_errors,
+);
