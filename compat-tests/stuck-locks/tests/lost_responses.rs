@@ -1,0 +1,140 @@
+//! Ambiguous writes: the proxy forwards a request and drops its response, the SDK retries, and the
+//! lock still ends up in the right state with the right answer; throttling surfaces as a typed error.
+
+use ddblock::{AcquireOutcome, CreateTableOptions, ReleaseOutcome, Store, StoreConfig};
+use ddblock_fault_proxy::{FaultConfig, ProxyConfig, DROPPED, FORWARDED_ERROR_PREFIX};
+
+fn upstream(var: &str) -> String {
+    std::env::var(var).unwrap_or_else(|_| {
+        panic!("{var} is not set: run ./compat-tests/run-tests.sh, which starts the local servers")
+    })
+}
+
+/// Drops half of `op`'s responses; with [`SEED`] the first is dropped and the retry answered.
+fn drop_once(op: &str, seed: u64) -> FaultConfig {
+    FaultConfig {
+        seed,
+        drop_response_rate: 0.5,
+        drop_ops: vec![op.into()],
+        ..FaultConfig::default()
+    }
+}
+
+async fn lost_answers_are_recovered(var: &str) {
+    let up = upstream(var);
+    let table = format!("lost_{}", ddblock::lock::random_owner().to_lowercase());
+    let direct = Store::connect(
+        StoreConfig::builder()
+            .table(&table)
+            .endpoint(&up)
+            .build()
+            .unwrap(),
+    )
+    .await
+    .unwrap();
+    direct
+        .create_table(&CreateTableOptions::new().ttl(false))
+        .await
+        .unwrap();
+    let proxy = ddblock_fault_proxy::start(ProxyConfig {
+        upstream: up.clone(),
+        listen: "127.0.0.1:0".into(),
+        faults: FaultConfig::default(),
+    })
+    .await
+    .unwrap();
+    let cfg = StoreConfig::builder()
+        .table(&table)
+        .endpoint(proxy.url())
+        .max_attempts(3)
+        .build()
+        .unwrap();
+    let store = Store::connect(cfg).await.unwrap();
+    let lock = store.lock("orders", 30).unwrap();
+
+    // Acquire: the first PutItem lands but its answer is lost; the retry's condition fails on our
+    // own item, which the lock recognises (moto returns it with the failure; on dynalite one
+    // consistent read finds it).
+    proxy.set_config(drop_once("PutItem", SEED)).unwrap();
+    proxy.reset();
+    let outcome = lock.acquire().await.unwrap();
+    let stats = proxy.stats();
+    assert_eq!(stats.count("PutItem", DROPPED), 1, "{stats:?}");
+    assert_eq!(
+        stats.count(
+            "PutItem",
+            &format!("{FORWARDED_ERROR_PREFIX}ConditionalCheckFailedException")
+        ),
+        1,
+        "{stats:?}"
+    );
+    assert!(
+        matches!(
+            outcome,
+            AcquireOutcome::Acquired {
+                recovered: true,
+                ..
+            }
+        ),
+        "{outcome:?}"
+    );
+    assert!(direct
+        .lock_with_owner("orders", 30, lock.owner())
+        .unwrap()
+        .is_owned()
+        .await
+        .unwrap());
+
+    // Release: the first DeleteItem lands but its answer is lost; the retry finds no item.
+    proxy.set_config(drop_once("DeleteItem", SEED)).unwrap();
+    proxy.reset();
+    assert_eq!(lock.release().await.unwrap(), ReleaseOutcome::NotHeld);
+    let stats = proxy.stats();
+    assert_eq!(stats.count("DeleteItem", DROPPED), 1, "{stats:?}");
+    assert!(
+        !direct
+            .lock("orders", 30)
+            .unwrap()
+            .is_locked()
+            .await
+            .unwrap(),
+        "the lock is free"
+    );
+
+    // Throttling that outlasts the SDK's retries is Error::Throttled, and nothing was written.
+    proxy
+        .set_config(FaultConfig {
+            throttle_rate: 1.0,
+            ..FaultConfig::default()
+        })
+        .unwrap();
+    proxy.reset();
+    let err = lock.acquire().await.unwrap_err();
+    assert_eq!(err.kind(), ddblock::ErrorKind::Throttled, "{err}");
+    assert_eq!(
+        proxy
+            .stats()
+            .count("PutItem", ddblock_fault_proxy::THROTTLED),
+        3
+    );
+    assert!(!direct
+        .lock("orders", 30)
+        .unwrap()
+        .is_locked()
+        .await
+        .unwrap());
+    proxy.shutdown().await;
+}
+
+/// A seed whose first drop decision drops and second forwards (the fault plan is deterministic).
+const SEED: u64 = 6;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn moto_lost_answers_are_recovered() {
+    lost_answers_are_recovered("DDBLOCK_TEST_MOTO").await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dynalite_lost_answers_are_recovered() {
+    lost_answers_are_recovered("DDBLOCK_TEST_DYNALITE").await
+}
