@@ -26,4 +26,4 @@ trap cleanup EXIT
 source "$DDBLOCK_RUN_DIR/env"
 
 echo "== running: Laravel 8.83's real DynamoDbLock, then ddblock, same workload, through the proxy"
-target/debug/stuck-locks --upstream "$DDBLOCK_TEST_MOTO" --workers 4 --cycles 300 "$@"
+target/debug/stuck-locks --upstream "$DDBLOCK_TEST_MOTO" --workers 4 --cycles 300 --mixed "$@"

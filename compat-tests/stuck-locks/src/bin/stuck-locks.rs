@@ -1,13 +1,16 @@
 //! Prints the stuck-lock comparison: Laravel's release path vs ddblock's, same workload, same run.
 //!
 //! `stuck-locks --upstream http://127.0.0.1:PORT [--workers 4] [--cycles 40] [--names a,b]
-//!  [--ttl 2] [--work-ms 10] [--stale-ms 500] [--stale-probability 1.0] [--seed 42]
-//!  [--layout laravel8] [--prefix app_]`
+//!  [--ttl 1] [--work-ms 10] [--stale-ms 500] [--stale-probability 1.0] [--seed 42]
+//!  [--layout laravel8] [--prefix app_] [--mixed]`
+//!
+//! `--mixed` adds a third run: Laravel's workers and ddblock's on ONE table at the same time.
 
-use ddblock_stuck_locks::{render, run_ddblock, run_laravel, start_proxy, Options};
+use ddblock_stuck_locks::{render, run_ddblock, run_laravel, run_mixed, start_proxy, Options};
 
-fn parse() -> Result<Options, String> {
+fn parse() -> Result<(Options, bool), String> {
     let mut o = Options::default();
+    let mut mixed = false;
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         let mut val = || args.next().ok_or_else(|| format!("{flag} needs a value"));
@@ -28,8 +31,9 @@ fn parse() -> Result<Options, String> {
             "--seed" => o.seed = num(val()?)?,
             "--layout" => o.layout = val()?.parse().map_err(|e: ddblock::Error| e.to_string())?,
             "--prefix" => o.prefix = val()?,
+            "--mixed" => mixed = true,
             "-h" | "--help" => {
-                println!("usage: stuck-locks --upstream URL [--workers N] [--cycles N] [--names a,b] [--ttl S] [--work-ms MS] [--stale-ms MS] [--stale-probability P] [--seed N] [--layout laravel8|laravel11|laravel12] [--prefix P]");
+                println!("usage: stuck-locks --upstream URL [--workers N] [--cycles N] [--names a,b] [--ttl S] [--work-ms MS] [--stale-ms MS] [--stale-probability P] [--seed N] [--layout laravel8|laravel11|laravel12] [--prefix P] [--mixed]");
                 std::process::exit(0);
             }
             other => return Err(format!("unknown flag {other} (try --help)")),
@@ -41,12 +45,12 @@ fn parse() -> Result<Options, String> {
     if o.workers == 0 || o.cycles == 0 || o.names.is_empty() {
         return Err("--workers, --cycles and --names must be non-empty".into());
     }
-    Ok(o)
+    Ok((o, mixed))
 }
 
 #[tokio::main]
 async fn main() {
-    let opts = match parse() {
+    let (opts, mixed) = match parse() {
         Ok(o) => o,
         Err(e) => {
             eprintln!("stuck-locks: {e}");
@@ -57,12 +61,21 @@ async fn main() {
         let proxy = start_proxy(&opts).await?;
         let laravel = run_laravel(&opts, &proxy).await?;
         let ddblock = run_ddblock(&opts, &proxy).await?;
+        let mut reports = vec![laravel, ddblock];
+        let mut note = String::new();
+        if mixed {
+            let (php, rust, overlaps) = run_mixed(&opts, &proxy).await?;
+            note = format!(
+                "same table, both at once (a migration): {overlaps} overlaps across the two languages\n"
+            );
+            reports.extend([php, rust]);
+        }
         proxy.shutdown().await;
-        Ok::<_, String>(vec![laravel, ddblock])
+        Ok::<_, String>((reports, note))
     }
     .await;
     match result {
-        Ok(reports) => print!("{}", render(&reports, &opts)),
+        Ok((reports, note)) => print!("{}{note}", render(&reports, &opts)),
         Err(e) => {
             eprintln!("stuck-locks: {e}");
             std::process::exit(1);
