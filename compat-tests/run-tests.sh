@@ -25,12 +25,14 @@ step_fmt() { cargo fmt --all -- --check; }
 step_clippy() { cargo clippy --workspace --all-targets -- -D warnings; }
 step_test() { cargo test --workspace; }
 step_php() { bash compat-tests/php/selftest.sh; }
+step_python() { bindings/python/test.sh; }
 
 STEPS=(
     "fmt|rustfmt check: cargo fmt --all -- --check"
     "clippy|lints: cargo clippy --workspace --all-targets -- -D warnings"
     "test|Rust tests (core, real-Laravel interop, fault proxy, stuck locks): cargo test --workspace"
     "php|Laravel harness self-test: compat-tests/php/selftest.sh"
+    "python|Python binding: bindings/python/test.sh (maturin develop, ruff, mypy --strict, stubtest, pytest on moto and dynalite)"
 )
 
 # --- plumbing --------------------------------------------------------------------

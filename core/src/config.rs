@@ -7,6 +7,9 @@ use std::time::Duration;
 
 use crate::error::{Error, Result};
 
+/// DynamoDB's limit on a partition key value, in bytes.
+pub const MAX_KEY_BYTES: usize = 2048;
+
 /// How keys are built from the prefix, matching the Laravel version on the PHP side.
 ///
 /// Lock names only collide across languages when the keys are byte-identical, so this must
@@ -137,12 +140,15 @@ impl Backoff {
     }
 
     /// The wait before retry number `attempt` (0-based), jittered with `rand01` in `[0, 1)`.
+    /// Never panics: non-finite or out-of-range settings fall back to sane bounds.
     pub fn delay(&self, attempt: u32, rand01: f64) -> Duration {
-        let base =
-            self.initial.as_secs_f64() * self.multiplier.max(1.0).powi(attempt.min(64) as i32);
-        let capped = base.min(self.max.as_secs_f64());
-        let jitter = self.jitter.clamp(0.0, 1.0);
-        Duration::from_secs_f64(capped * (1.0 - jitter * rand01.clamp(0.0, 1.0)))
+        let finite_or = |v: f64, d: f64| if v.is_finite() { v } else { d };
+        let multiplier = finite_or(self.multiplier, 1.0).max(1.0);
+        let base = self.initial.as_secs_f64() * multiplier.powi(attempt.min(64) as i32);
+        let capped = finite_or(base, f64::MAX).min(self.max.as_secs_f64());
+        let jitter = finite_or(self.jitter, 0.0).clamp(0.0, 1.0);
+        let secs = capped * (1.0 - jitter * finite_or(rand01, 0.0).clamp(0.0, 1.0));
+        Duration::try_from_secs_f64(secs).unwrap_or(self.max)
     }
 }
 
@@ -230,6 +236,17 @@ impl StoreConfig {
     /// [`StoreConfig::from_vars`] over the process environment.
     pub fn from_env() -> Result<StoreConfigBuilder> {
         Self::from_vars(|k| std::env::var(k).ok())
+    }
+
+    /// The table key of cache entry `key` under the prefix and layout; checked to be non-empty and
+    /// at most 2048 bytes (DynamoDB's partition key limit) before any request.
+    pub fn cache_key(&self, key: &str) -> Result<String> {
+        check_key(key, self.layout.cache_key(&self.prefix, key))
+    }
+
+    /// The table key of lock `name` under the prefix and layout, checked like [`Self::cache_key`].
+    pub fn lock_key(&self, name: &str) -> Result<String> {
+        check_key(name, self.layout.lock_key(&self.prefix, name))
     }
 
     /// The table name.
@@ -394,11 +411,40 @@ impl StoreConfigBuilder {
         if c.backoff.initial.is_zero()
             || c.backoff.max < c.backoff.initial
             || !c.backoff.multiplier.is_finite()
+            || !(0.0..=1.0).contains(&c.backoff.jitter)
         {
             return Err(Error::Config(
-                "backoff needs initial > 0, max >= initial and a finite multiplier".into(),
+                "backoff needs initial > 0, max >= initial, a finite multiplier and a jitter from 0 to 1"
+                    .into(),
             ));
         }
         Ok(self.cfg)
     }
+}
+
+fn check_key(given: &str, full: String) -> Result<String> {
+    let shown = || {
+        let mut s: String = given.chars().take(64).collect();
+        if s.len() < given.len() {
+            s.push('…');
+        }
+        s
+    };
+    if given.is_empty() {
+        return Err(Error::InvalidKey {
+            key: String::new(),
+            reason: "it is empty; give a non-empty key or lock name".into(),
+        });
+    }
+    if full.len() > MAX_KEY_BYTES {
+        return Err(Error::InvalidKey {
+            key: shown(),
+            reason: format!(
+                "it is {} bytes once prefixed, and DynamoDB partition keys are at most {MAX_KEY_BYTES} bytes; \
+                 use a shorter key (e.g. a hash of it)",
+                full.len()
+            ),
+        });
+    }
+    Ok(full)
 }

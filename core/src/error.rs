@@ -131,6 +131,20 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// Every kind, for bindings' tests that check each one is mapped.
+    pub const ALL: &'static [ErrorKind] = &[
+        ErrorKind::InvalidKey,
+        ErrorKind::InvalidTtl,
+        ErrorKind::TableNotFound,
+        ErrorKind::Throttled,
+        ErrorKind::LockTimeout,
+        ErrorKind::Codec,
+        ErrorKind::Service,
+        ErrorKind::Transport,
+        ErrorKind::Config,
+        ErrorKind::Unsupported,
+    ];
+
     /// A stable snake_case name (`table_not_found`, `lock_timeout`, …) for JSON output and bindings.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -186,5 +200,9 @@ mod tests {
         assert_eq!(ErrorKind::TableNotFound.as_str(), "table_not_found");
         assert_eq!(ErrorKind::LockTimeout.as_str(), "lock_timeout");
         assert_eq!(ErrorKind::InvalidTtl.as_str(), "invalid_ttl");
+        let mut names: Vec<_> = ErrorKind::ALL.iter().map(|k| k.as_str()).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), 10, "ALL lists each kind once");
     }
 }

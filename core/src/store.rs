@@ -18,8 +18,7 @@ use crate::error::{Error, Result};
 use crate::item::{self, Item};
 use crate::lock::Lock;
 
-/// DynamoDB's limit on a partition key value, in bytes.
-pub const MAX_KEY_BYTES: usize = 2048;
+pub use crate::config::MAX_KEY_BYTES;
 /// Keys per BatchGetItem request (DynamoDB's limit).
 const BATCH_GET_CHUNK: usize = 100;
 /// Put requests per BatchWriteItem request (DynamoDB's limit).
@@ -59,7 +58,8 @@ struct Inner {
 
 impl Store {
     /// A store over a client built from `aws-config`'s default chain plus the config's endpoint,
-    /// region, timeouts and attempts. Without any region configured, uses `us-east-1` (Laravel's default).
+    /// region, timeouts and attempts. Without a configured region: `AWS_REGION`/`AWS_DEFAULT_REGION`,
+    /// then the AWS profile, then `us-east-1` (Laravel's default); instance metadata is not asked.
     pub async fn connect(cfg: StoreConfig) -> Result<Store> {
         let mut loader = aws_config::defaults(aws_config::BehaviorVersion::latest());
         if let Some(r) = &cfg.region {
@@ -81,11 +81,18 @@ impl Store {
         if let Some(n) = cfg.max_attempts {
             loader = loader.retry_config(RetryConfig::standard().with_max_attempts(n));
         }
-        let sdk = loader.load().await;
-        let mut conf = aws_sdk_dynamodb::config::Builder::from(&sdk);
-        if sdk.region().is_none() {
-            conf = conf.region(aws_config::Region::new("us-east-1"));
+        if cfg.region.is_none() {
+            // Laravel's config falls back to us-east-1 when AWS_DEFAULT_REGION is unset. The SDK's
+            // default chain would first ask EC2 instance metadata, which stalls off EC2.
+            let chain = aws_config::meta::region::RegionProviderChain::first_try(
+                aws_config::environment::region::EnvironmentVariableRegionProvider::new(),
+            )
+            .or_else(aws_config::profile::ProfileFileRegionProvider::new())
+            .or_else(aws_config::Region::new("us-east-1"));
+            loader = loader.region(chain);
         }
+        let sdk = loader.load().await;
+        let conf = aws_sdk_dynamodb::config::Builder::from(&sdk);
         Ok(Store::with_client(Client::from_conf(conf.build()), cfg))
     }
 
@@ -113,14 +120,12 @@ impl Store {
 
     /// The table key of cache entry `key` under the configured prefix and layout, validated.
     pub fn cache_key(&self, key: &str) -> Result<String> {
-        let c = &self.inner.cfg;
-        check_key(key, c.layout.cache_key(&c.prefix, key))
+        self.inner.cfg.cache_key(key)
     }
 
     /// The table key of lock `name` under the configured prefix and layout, validated.
     pub fn lock_key(&self, name: &str) -> Result<String> {
-        let c = &self.inner.cfg;
-        check_key(name, c.layout.lock_key(&c.prefix, name))
+        self.inner.cfg.lock_key(name)
     }
 
     /// A lock named `name` held for `ttl_secs` (0 means 86400, as Laravel) with a fresh random owner.
@@ -629,33 +634,6 @@ pub(crate) fn is_condition_failure<E: ProvideErrorMetadata, R>(err: &SdkError<E,
 /// A DynamoDB number attribute.
 pub(crate) fn num(n: i64) -> AttributeValue {
     AttributeValue::N(n.to_string())
-}
-
-fn check_key(given: &str, full: String) -> Result<String> {
-    let shown = || {
-        let mut s: String = given.chars().take(64).collect();
-        if s.len() < given.len() {
-            s.push('…');
-        }
-        s
-    };
-    if given.is_empty() {
-        return Err(Error::InvalidKey {
-            key: String::new(),
-            reason: "it is empty; give a non-empty key or lock name".into(),
-        });
-    }
-    if full.len() > MAX_KEY_BYTES {
-        return Err(Error::InvalidKey {
-            key: shown(),
-            reason: format!(
-                "it is {} bytes once prefixed, and DynamoDB partition keys are at most {MAX_KEY_BYTES} bytes; \
-                 use a shorter key (e.g. a hash of it)",
-                full.len()
-            ),
-        });
-    }
-    Ok(full)
 }
 
 fn in_key(key: &str, e: CodecError) -> CodecError {

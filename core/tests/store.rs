@@ -479,6 +479,14 @@ fn config_rejects_bad_values() {
         StoreConfig::builder().value_attribute("key"),
         StoreConfig::builder().endpoint("localhost:8000"),
         StoreConfig::builder().max_attempts(0),
+        StoreConfig::builder().backoff(ddblock::Backoff {
+            jitter: f64::NAN,
+            ..ddblock::Backoff::default()
+        }),
+        StoreConfig::builder().backoff(ddblock::Backoff {
+            jitter: 1.5,
+            ..ddblock::Backoff::default()
+        }),
     ] {
         let err = b.build().unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Config, "{err}");
@@ -489,6 +497,18 @@ fn config_rejects_bad_values() {
         KeyLayout::Laravel8
     );
     assert_eq!("11.x".parse::<KeyLayout>().unwrap(), KeyLayout::Laravel11);
+    // A backoff that slipped past build() (Lock::with_backoff) still never panics.
+    let wild = ddblock::Backoff {
+        jitter: f64::NAN,
+        multiplier: f64::INFINITY,
+        ..ddblock::Backoff::default()
+    };
+    assert!(wild.delay(3, f64::NAN) <= wild.max);
+    assert!(ddblock::Backoff::default().delay(1000, 0.5) <= ddblock::Backoff::default().max);
+    // Keys are checked by the config alone, without a client.
+    let cfg = StoreConfig::builder().prefix("app_").build().unwrap();
+    assert_eq!(cfg.lock_key("orders").unwrap(), "app_orders");
+    assert_eq!(cfg.cache_key("").unwrap_err().kind(), ErrorKind::InvalidKey);
     // No prefix: no separator even in Laravel 8.
     assert_eq!(KeyLayout::Laravel8.cache_key("", "k"), "k");
     assert_eq!(KeyLayout::Laravel8.lock_key("", "orders"), "orders");

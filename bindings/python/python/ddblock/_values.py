@@ -1,0 +1,65 @@
+"""Plain data types crossing the binding: PHP objects and lock holders."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Backoff", "Holder", "PhpObject"]
+
+
+@dataclass
+class PhpObject:
+    """A PHP object as data: its class name and properties. Nothing is ever instantiated.
+
+    ``serialize()`` has three object forms; exactly one of them is meant:
+
+    - ``O:`` a plain object: ``properties`` (names keep PHP's mangling:
+      ``"\\0*\\0name"`` is protected, ``"\\0Class\\0name"`` private);
+    - ``E:`` an enum case (PHP 8.1+): ``enum_case`` is the case name;
+    - ``C:`` a ``Serializable`` class's own payload: ``payload``.
+    """
+
+    class_name: str
+    properties: dict[str | int, Any] = field(default_factory=dict)
+    enum_case: str | None = None
+    payload: bytes | None = None
+
+
+@dataclass(frozen=True)
+class Holder:
+    """Who holds a lock, as read from the table."""
+
+    #: The owner token; None when the stored value is not a string or number.
+    owner: str | None
+    #: Unix time (seconds) the lock expires at; None for an item without expiry.
+    expires_at: int | None
+
+    def __repr__(self) -> str:
+        # The owner releases the lock: show its first characters only.
+        shown = None if self.owner is None else self.owner[:4] + "…"
+        return f"Holder(owner={shown!r}, expires_at={self.expires_at!r})"
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """How a waiting ``acquire``/``with`` retries: capped exponential backoff with jitter.
+
+    The wait before retry ``n`` is ``min(initial * multiplier**n, max)``, of
+    which the fraction ``jitter`` is randomised. The default starts at 50 ms
+    and doubles up to 1 s, half of each wait random.
+    """
+
+    #: First wait, in seconds.
+    initial: float = 0.05
+    #: Longest wait, in seconds.
+    max: float = 1.0
+    #: Growth per attempt (1.0: a fixed interval).
+    multiplier: float = 2.0
+    #: Fraction of each wait that is random, 0 to 1.
+    jitter: float = 0.5
+
+    @classmethod
+    def laravel(cls) -> Backoff:
+        """Laravel's fixed 250 ms poll, without jitter."""
+        return cls(initial=0.25, max=0.25, multiplier=1.0, jitter=0.0)

@@ -1,0 +1,117 @@
+"""The exceptions of ddblock: one base class, one subclass per kind of core error.
+
+Every ``ddblock::ErrorKind`` of the Rust core maps to exactly one class here
+(``bindings/python/src/errors.rs``). A failed lock condition is never an
+exception: ``acquire`` returns False, ``release`` returns False.
+
+Each exception carries ``kind`` (the core's kind name, e.g. ``"Transport"``)
+and, where the core reports them, details as attributes (``code``,
+``operation``, ``endpoint``, ``table``, ``key``, ``name``, ``waited``,
+``holder``, ``offset``, ``ttl``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ._values import Holder
+
+__all__ = [
+    "CodecError",
+    "ConfigError",
+    "DdblockError",
+    "InvalidKey",
+    "InvalidTtl",
+    "LockLostWarning",
+    "LockTimeout",
+    "ServiceError",
+    "TableNotFound",
+    "Throttled",
+    "TransportError",
+    "UnsupportedError",
+]
+
+
+class DdblockError(Exception):
+    """Base class of every ddblock error."""
+
+    #: The core's ``ErrorKind`` name (``"InvalidKey"``, ``"Transport"``, ...).
+    kind: str | None = None
+    #: The DynamoDB operation that failed (``"PutItem"``, ...), when one did.
+    operation: str | None = None
+
+
+class InvalidKey(DdblockError, ValueError):
+    """A key or lock name is empty, or longer than 2048 bytes once prefixed."""
+
+    #: The key as given (truncated when very long).
+    key: str | None = None
+
+
+class InvalidTtl(DdblockError, ValueError):
+    """A ttl that cannot be used (negative for a lock, or overflowing a timestamp)."""
+
+    ttl: int | None = None
+
+
+class TableNotFound(DdblockError):
+    """The table does not exist at the configured endpoint and region."""
+
+    table: str | None = None
+    endpoint: str | None = None
+
+
+class Throttled(DdblockError):
+    """DynamoDB kept throttling after the SDK's retries; nothing was written."""
+
+    #: The service's error code, e.g. ``"ProvisionedThroughputExceededException"``.
+    code: str | None = None
+
+
+class LockTimeout(DdblockError, TimeoutError):
+    """Waiting for a lock held by someone else timed out."""
+
+    #: The lock name.
+    name: str | None = None
+    #: Seconds waited.
+    waited: float | None = None
+    #: Who held the lock at the last attempt, when known.
+    holder: Holder | None = None
+
+
+class CodecError(DdblockError, ValueError):
+    """A value cannot be encoded to, or decoded from, PHP's serialize format."""
+
+    #: Byte offset of the problem, when known.
+    offset: int | None = None
+
+
+class ServiceError(DdblockError):
+    """DynamoDB answered with an error ddblock has no specific class for."""
+
+    #: The service's error code, e.g. ``"ValidationException"``.
+    code: str | None = None
+
+
+class TransportError(DdblockError, ConnectionError):
+    """No answer: wrong endpoint, network down, or a timeout."""
+
+    endpoint: str | None = None
+
+
+class ConfigError(DdblockError, ValueError):
+    """The store configuration is incomplete or contradictory (bad layout, table name, ...)."""
+
+
+class UnsupportedError(DdblockError):
+    """The operation does not exist for a DynamoDB store (``flush``, as in Laravel)."""
+
+
+class LockLostWarning(RuntimeWarning):
+    """A ``with`` block ended but its lock was no longer ours to release.
+
+    It expired (the work took longer than the ttl) and someone else took it
+    over, or it was force-released. Not an exception: the body's outcome
+    stands, but whatever it did was not protected to the end.
+    """

@@ -1,0 +1,249 @@
+//! Python values <-> `ddblock::PhpValue`, and the small result types.
+//!
+//! Python → PHP: None, bool, int (64-bit), float, str (UTF-8), bytes/bytearray (a binary PHP
+//! string), list/tuple (a PHP list), dict (int or str keys: a PHP array in insertion order),
+//! `ddblock.PhpObject`. PHP → Python: strings come back as `str` when they are UTF-8, else
+//! `bytes`; an array whose keys are 0..n in order comes back as a `list`, any other as a `dict`.
+
+use ddblock::codec::{Limits, ObjectKind};
+use ddblock::{Holder, PhpKey, PhpObject, PhpValue};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{
+    PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyType,
+};
+
+use crate::errors::{codec_error, type_error};
+
+static PHP_OBJECT: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static HOLDER: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+fn php_object_class(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    PHP_OBJECT.import(py, "ddblock._values", "PhpObject")
+}
+
+/// Deepest nesting accepted, the decoder's own limit: anything deeper could not be read back.
+fn max_depth() -> usize {
+    Limits::default().max_depth
+}
+
+/// A Python value as a PHP value.
+pub fn to_php(obj: &Bound<'_, PyAny>) -> PyResult<PhpValue> {
+    to_php_at(obj, 0)
+}
+
+fn to_php_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<PhpValue> {
+    if obj.is_none() {
+        return Ok(PhpValue::Null);
+    }
+    if let Ok(b) = obj.cast::<PyBool>() {
+        return Ok(PhpValue::Bool(b.is_true()));
+    }
+    if let Ok(i) = obj.cast::<PyInt>() {
+        return int_value(i).map(PhpValue::Int);
+    }
+    if let Ok(f) = obj.cast::<PyFloat>() {
+        return Ok(PhpValue::Float(f.value()));
+    }
+    if let Ok(s) = obj.cast::<PyString>() {
+        return Ok(PhpValue::String(s.to_cow()?.as_bytes().to_vec()));
+    }
+    if let Ok(b) = obj.cast::<PyBytes>() {
+        return Ok(PhpValue::String(b.as_bytes().to_vec()));
+    }
+    if let Ok(b) = obj.cast::<PyByteArray>() {
+        return Ok(PhpValue::String(b.to_vec()));
+    }
+    if depth >= max_depth() {
+        return Err(codec_error(format!(
+            "value nested deeper than {} levels (a cycle?); PHP values read back by ddblock are at most that deep",
+            max_depth()
+        )));
+    }
+    if let Ok(l) = obj.cast::<PyList>() {
+        let items = l
+            .iter()
+            .map(|v| to_php_at(&v, depth + 1))
+            .collect::<PyResult<Vec<_>>>()?;
+        return Ok(PhpValue::list(items));
+    }
+    if let Ok(t) = obj.cast::<PyTuple>() {
+        let items = t
+            .iter()
+            .map(|v| to_php_at(&v, depth + 1))
+            .collect::<PyResult<Vec<_>>>()?;
+        return Ok(PhpValue::list(items));
+    }
+    if let Ok(d) = obj.cast::<PyDict>() {
+        return entries(d, depth).map(PhpValue::Array);
+    }
+    let py = obj.py();
+    if obj.is_instance(php_object_class(py)?)? {
+        return object(obj, depth).map(PhpValue::Object);
+    }
+    Err(type_error(format!(
+        "cannot store a value of type {}: use None, bool, int, float, str, bytes, list, tuple, dict \
+         or ddblock.PhpObject",
+        obj.get_type().name()?
+    )))
+}
+
+fn int_value(i: &Bound<'_, PyInt>) -> PyResult<i64> {
+    i.extract::<i64>().map_err(|_| {
+        codec_error(format!(
+            "int {i} does not fit PHP's 64-bit int (-2**63 .. 2**63-1); store it as a str or float"
+        ))
+    })
+}
+
+fn key(k: &Bound<'_, PyAny>) -> PyResult<PhpKey> {
+    if let Ok(i) = k.cast::<PyInt>() {
+        // bool is an int: PHP, too, turns true/false keys into 1/0.
+        return int_value(i).map(PhpKey::Int);
+    }
+    if let Ok(s) = k.cast::<PyString>() {
+        return Ok(PhpKey::Str(s.to_cow()?.as_bytes().to_vec()));
+    }
+    if let Ok(b) = k.cast::<PyBytes>() {
+        return Ok(PhpKey::Str(b.as_bytes().to_vec()));
+    }
+    Err(type_error(format!(
+        "cannot use a key of type {} in a PHP array: use int or str",
+        k.get_type().name()?
+    )))
+}
+
+fn entries(d: &Bound<'_, PyDict>, depth: usize) -> PyResult<Vec<(PhpKey, PhpValue)>> {
+    d.iter()
+        .map(|(k, v)| Ok((key(&k)?, to_php_at(&v, depth + 1)?)))
+        .collect()
+}
+
+fn object(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<PhpObject> {
+    let class: String = obj.getattr("class_name")?.extract()?;
+    let case: Option<String> = obj.getattr("enum_case")?.extract()?;
+    let payload: Option<Vec<u8>> = obj.getattr("payload")?.extract()?;
+    let props = obj.getattr("properties")?;
+    let props = props
+        .cast::<PyDict>()
+        .map_err(|_| type_error("PhpObject.properties must be a dict"))?;
+    let (kind, properties) = match (case, payload) {
+        (Some(case), _) => (ObjectKind::Enum(case), Vec::new()),
+        (None, Some(payload)) => (ObjectKind::Custom(payload), Vec::new()),
+        (None, None) => (ObjectKind::Object, entries(props, depth)?),
+    };
+    Ok(PhpObject {
+        class,
+        kind,
+        properties,
+    })
+}
+
+/// A PHP value as a Python value.
+pub fn to_py<'py>(py: Python<'py>, v: &PhpValue) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match v {
+        PhpValue::Null => py.None().into_bound(py),
+        PhpValue::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
+        PhpValue::Int(i) => i.into_pyobject(py)?.into_any(),
+        PhpValue::Float(f) => PyFloat::new(py, *f).into_any(),
+        PhpValue::String(b) => bytes_to_py(py, b),
+        PhpValue::Array(entries) => {
+            let is_list = entries
+                .iter()
+                .enumerate()
+                .all(|(i, (k, _))| *k == PhpKey::Int(i as i64));
+            if is_list {
+                let items = entries
+                    .iter()
+                    .map(|(_, v)| to_py(py, v))
+                    .collect::<PyResult<Vec<_>>>()?;
+                PyList::new(py, items)?.into_any()
+            } else {
+                dict(py, entries)?.into_any()
+            }
+        }
+        PhpValue::Object(o) => {
+            let (props, case, payload) = match &o.kind {
+                ObjectKind::Object => (dict(py, &o.properties)?, None, None),
+                ObjectKind::Custom(p) => (PyDict::new(py), None, Some(PyBytes::new(py, p))),
+                ObjectKind::Enum(c) => (PyDict::new(py), Some(c.as_str()), None),
+            };
+            php_object_class(py)?.call1((o.class.as_str(), props, case, payload))?
+        }
+    })
+}
+
+fn bytes_to_py<'py>(py: Python<'py>, b: &[u8]) -> Bound<'py, PyAny> {
+    match std::str::from_utf8(b) {
+        Ok(s) => PyString::new(py, s).into_any(),
+        Err(_) => PyBytes::new(py, b).into_any(),
+    }
+}
+
+fn dict<'py>(py: Python<'py>, entries: &[(PhpKey, PhpValue)]) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (k, v) in entries {
+        let k = match k {
+            PhpKey::Int(i) => i.into_pyobject(py)?.into_any(),
+            PhpKey::Str(s) => bytes_to_py(py, s),
+        };
+        d.set_item(k, to_py(py, v)?)?;
+    }
+    Ok(d)
+}
+
+/// An optional PHP value crossing back (`None` when missing).
+pub struct OptPhp(pub Option<PhpValue>);
+
+impl<'py> IntoPyObject<'py> for OptPhp {
+    type Target = PyAny;
+    type Output = Bound<'py, PyAny>;
+    type Error = PyErr;
+
+    fn into_pyobject(self, py: Python<'py>) -> PyResult<Self::Output> {
+        match self.0 {
+            Some(v) => to_py(py, &v),
+            None => Ok(py.None().into_bound(py)),
+        }
+    }
+}
+
+/// `many()`'s answer: a dict in input order (`None` for missing keys).
+pub struct Many(pub Vec<(String, Option<PhpValue>)>);
+
+impl<'py> IntoPyObject<'py> for Many {
+    type Target = PyAny;
+    type Output = Bound<'py, PyAny>;
+    type Error = PyErr;
+
+    fn into_pyobject(self, py: Python<'py>) -> PyResult<Self::Output> {
+        let d = PyDict::new(py);
+        for (k, v) in self.0 {
+            d.set_item(k, OptPhp(v).into_pyobject(py)?)?;
+        }
+        Ok(d.into_any())
+    }
+}
+
+/// A lock holder as `ddblock.Holder(owner, expires_at)`.
+pub fn holder_to_py<'py>(py: Python<'py>, h: &Holder) -> PyResult<Bound<'py, PyAny>> {
+    HOLDER
+        .import(py, "ddblock._values", "Holder")?
+        .call1((h.owner.as_deref(), h.expires_at))
+}
+
+/// An optional holder crossing back from a future.
+pub struct OptHolder(pub Option<Holder>);
+
+impl<'py> IntoPyObject<'py> for OptHolder {
+    type Target = PyAny;
+    type Output = Bound<'py, PyAny>;
+    type Error = PyErr;
+
+    fn into_pyobject(self, py: Python<'py>) -> PyResult<Self::Output> {
+        match &self.0 {
+            Some(h) => holder_to_py(py, h),
+            None => Ok(py.None().into_bound(py)),
+        }
+    }
+}

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The Python binding's checks, in order:
+#   1. bindings/python/.venv with the pinned tools of requirements-dev.txt (created once,
+#      reinstalled only when that file changes)
+#   2. maturin develop: the extension in debug mode, sharing the workspace's target/
+#   3. ruff check + ruff format --check
+#   4. mypy --strict on the package, the tests and bench.py; mypy's stubtest: _native.pyi
+#      against the built extension
+#   5. pytest against the local DynamoDB servers: DDBLOCK_TEST_MOTO / DDBLOCK_TEST_DYNALITE
+#      (compat-tests/servers.sh start; source compat-tests/.run/env). Missing servers fail.
+#
+#   bindings/python/test.sh [pytest args...]
+#
+# DDBLOCK_PY_RELEASE=1 builds the extension in release mode instead (for bench.py).
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cd "$HERE"
+
+log() { printf '[python] %s\n' "$*"; }
+
+VENV="$HERE/.venv"
+REQS="$HERE/requirements-dev.txt"
+STAMP="$VENV/.requirements-dev.sha256"
+want="$(sha256sum "$REQS" | cut -d' ' -f1)"
+if [[ ! -x $VENV/bin/python || ! -f $STAMP || $(cat "$STAMP") != "$want" ]]; then
+    log "creating $VENV with requirements-dev.txt"
+    python3 -m venv "$VENV"
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$REQS"
+    echo "$want" >"$STAMP"
+else
+    log "venv up to date ($VENV)"
+fi
+export VIRTUAL_ENV="$VENV"
+export PATH="$VENV/bin:$PATH"
+
+release=()
+[[ ${DDBLOCK_PY_RELEASE:-0} == 1 ]] && release=(--release)
+log "maturin develop ${release[*]}"
+maturin develop --quiet "${release[@]}"
+
+log "ruff"
+ruff check .
+ruff format --check .
+
+log "mypy --strict, and stubtest (the stubs match the built module)"
+mypy --strict python/ddblock tests bench.py
+python -m mypy.stubtest ddblock._native
+
+if [[ -z ${DDBLOCK_TEST_MOTO:-} || -z ${DDBLOCK_TEST_DYNALITE:-} ]]; then
+    log "DDBLOCK_TEST_MOTO / DDBLOCK_TEST_DYNALITE are not set: the server tests will fail."
+    log "start the servers with: compat-tests/servers.sh start; source compat-tests/.run/env"
+fi
+log "pytest"
+cd "$HERE"
+python -m pytest "$@"

@@ -1,0 +1,116 @@
+"""Fixtures: the local DynamoDB servers (moto, dynalite) of compat-tests/servers.sh.
+
+Start them with ``compat-tests/servers.sh start; source compat-tests/.run/env``
+(``./compat-tests/run-tests.sh`` does). A missing server is a failure, not a skip.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import secrets
+import time
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+
+import ddblock
+
+ROOT = Path(__file__).resolve().parents[3]
+SERVERS = {"moto": "DDBLOCK_TEST_MOTO", "dynalite": "DDBLOCK_TEST_DYNALITE"}
+
+# Test credentials (neither server checks them); never look for real ones, and never ask the
+# EC2 metadata service for them or for a region.
+os.environ.setdefault("AWS_ACCESS_KEY_ID", "test")
+os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "test")
+os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+os.environ["AWS_EC2_METADATA_DISABLED"] = "true"
+
+_tables = itertools.count()
+
+#: Retries every few milliseconds: contention tests finish quickly.
+FAST = ddblock.Backoff(initial=0.005, max=0.02, multiplier=2.0, jitter=0.5)
+
+
+def endpoint_of(server: str) -> str:
+    var = SERVERS[server]
+    url = os.environ.get(var)
+    if not url:
+        pytest.fail(
+            f"{var} is not set: start the local servers (compat-tests/servers.sh start; "
+            "source compat-tests/.run/env) or run ./compat-tests/run-tests.sh"
+        )
+    return url
+
+
+def client_for(endpoint: str) -> Any:
+    return boto3.client("dynamodb", endpoint_url=endpoint, region_name="us-east-1")
+
+
+def new_table(endpoint: str, key_attribute: str = "key") -> str:
+    """A fresh table with Laravel's schema, ACTIVE when this returns."""
+    client = client_for(endpoint)
+    name = f"py{os.getpid()}_{next(_tables)}_{secrets.token_hex(4)}"
+    client.create_table(
+        TableName=name,
+        AttributeDefinitions=[{"AttributeName": key_attribute, "AttributeType": "S"}],
+        KeySchema=[{"AttributeName": key_attribute, "KeyType": "HASH"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    for _ in range(500):
+        status = client.describe_table(TableName=name)["Table"]["TableStatus"]
+        if status == "ACTIVE":
+            return name
+        time.sleep(0.01)
+    raise AssertionError(f"table {name} never became ACTIVE")
+
+
+@pytest.fixture(params=list(SERVERS))
+def server(request: pytest.FixtureRequest) -> str:
+    """Each test using it runs once per server: ``test_x[moto]``, ``test_x[dynalite]``."""
+    return str(request.param)
+
+
+@pytest.fixture
+def endpoint(server: str) -> str:
+    return endpoint_of(server)
+
+
+@pytest.fixture
+def table(endpoint: str) -> str:
+    return new_table(endpoint)
+
+
+@pytest.fixture
+def raw(endpoint: str, table: str) -> Raw:
+    return Raw(endpoint, table)
+
+
+@pytest.fixture
+def store(endpoint: str, table: str) -> ddblock.Store:
+    return ddblock.Store(table, endpoint_url=endpoint, region="us-east-1", backoff=FAST)
+
+
+@pytest.fixture
+def aio(store: ddblock.Store) -> ddblock.AsyncStore:
+    return store.aio
+
+
+class Raw:
+    """The table through boto3: what is really stored."""
+
+    def __init__(self, endpoint: str, table: str) -> None:
+        self.client = client_for(endpoint)
+        self.table = table
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        out = self.client.get_item(
+            TableName=self.table, Key={"key": {"S": key}}, ConsistentRead=True
+        )
+        item: dict[str, Any] | None = out.get("Item")
+        return item
+
+    def put(self, item: dict[str, Any]) -> None:
+        self.client.put_item(TableName=self.table, Item=item)
