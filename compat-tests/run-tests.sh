@@ -26,6 +26,7 @@ step_clippy() { cargo clippy --workspace --all-targets -- -D warnings; }
 step_test() { cargo test --workspace; }
 step_php() { bash compat-tests/php/selftest.sh; }
 step_python() { bindings/python/test.sh; }
+step_node() { bash bindings/node/test.sh; }
 
 STEPS=(
     "fmt|rustfmt check: cargo fmt --all -- --check"
@@ -33,6 +34,7 @@ STEPS=(
     "test|Rust tests (core, real-Laravel interop, fault proxy, stuck locks): cargo test --workspace"
     "php|Laravel harness self-test: compat-tests/php/selftest.sh"
     "python|Python binding: bindings/python/test.sh (maturin develop, ruff, mypy --strict, stubtest, pytest on moto and dynalite)"
+    "node|Node binding (napi-rs): bindings/node/test.sh (debug build, index.d.ts drift, tsc, node --test)"
 )
 
 # --- plumbing --------------------------------------------------------------------

@@ -470,8 +470,8 @@ pub fn random_owner() -> String {
     Alphanumeric.sample_string(&mut rand::rng(), OWNER_LEN)
 }
 
-/// Laravel's lock ttl: 0 means one day; negative is refused.
-fn lock_ttl(ttl_secs: i64) -> Result<i64> {
+/// Laravel's lock ttl: 0 means one day; negative is refused (bindings check before any request).
+pub fn lock_ttl(ttl_secs: i64) -> Result<i64> {
     match ttl_secs {
         0 => Ok(DEFAULT_LOCK_TTL_SECS),
         t if t < 0 => Err(Error::InvalidTtl {

@@ -1,0 +1,19 @@
+import { Store, DdblockError } from 'ddblock'
+
+const store = Store.fromEnv()
+const holder = store.lock('nightly', { ttl: 60 })
+await holder.acquire()
+
+try {
+  await store.lock('nightly', { ttl: 60 }).acquire({ wait: { timeoutMs: 200 } })
+} catch (e) {
+  if (e instanceof DdblockError && e.code === 'LOCK_TIMEOUT') {
+    console.log('busy:', e.message)
+  } else {
+    throw e
+  }
+}
+
+// Hand the owner to another process; it releases with restoreLock.
+const owner = holder.owner
+console.log(await store.restoreLock('nightly', owner).release()) // true

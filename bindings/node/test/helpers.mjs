@@ -1,0 +1,89 @@
+// Shared test helpers: the local servers (fail, never skip, when they are not configured),
+// fresh tables, the PHP harness (real Laravel) and the Rust CLI as peers.
+import { spawn, execFile } from 'node:child_process'
+import { createInterface } from 'node:readline'
+import { promisify } from 'node:util'
+import { fileURLToPath } from 'node:url'
+import path from 'node:path'
+import { randomBytes } from 'node:crypto'
+import { DynamoDBClient, CreateTableCommand } from '@aws-sdk/client-dynamodb'
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..')
+
+export const SERVERS = ['moto', 'dynalite'].map((name) => {
+  const endpoint = process.env[`DDBLOCK_TEST_${name.toUpperCase()}`]
+  if (!endpoint) {
+    throw new Error(
+      `DDBLOCK_TEST_${name.toUpperCase()} is not set: start the servers ` +
+        '(DDBLOCK_RUN_DIR=/tmp/node-servers compat-tests/servers.sh start; source /tmp/node-servers/env)'
+    )
+  }
+  return { name, endpoint }
+})
+
+process.env.AWS_ACCESS_KEY_ID ??= 'test'
+process.env.AWS_SECRET_ACCESS_KEY ??= 'test'
+process.env.AWS_DEFAULT_REGION ??= 'us-east-1'
+
+export const unique = (p = 'n') => `${p}${randomBytes(5).toString('hex')}`
+
+/** Creates a fresh Laravel cache table (string partition key `key`) and returns its name. */
+export async function freshTable (endpoint, keyAttribute = 'key') {
+  const table = unique('node_')
+  const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'test', secretAccessKey: 'test' } })
+  await client.send(new CreateTableCommand({
+    TableName: table,
+    AttributeDefinitions: [{ AttributeName: keyAttribute, AttributeType: 'S' }],
+    KeySchema: [{ AttributeName: keyAttribute, KeyType: 'HASH' }],
+    BillingMode: 'PAY_PER_REQUEST',
+  }))
+  client.destroy()
+  return table
+}
+
+/** The PHP harness (Laravel's real DynamoDbStore/DynamoDbLock) as a JSON-lines peer. */
+export function php ({ endpoint, table, layout = 'laravel12', prefix = '' }) {
+  const child = spawn('php', [path.join(ROOT, 'compat-tests/php/harness.php')], {
+    env: { ...process.env, DDB_ENDPOINT: endpoint, DDB_TABLE: table, DDB_LAYOUT: layout, DDB_PREFIX: prefix },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  })
+  const lines = createInterface({ input: child.stdout })
+  const waiting = []
+  lines.on('line', (l) => waiting.shift()?.resolve(JSON.parse(l)))
+  child.on('exit', (code) => { for (const w of waiting.splice(0)) w.reject(new Error(`php exited ${code}`)) })
+  return {
+    send (cmd) {
+      return new Promise((resolve, reject) => {
+        waiting.push({ resolve, reject })
+        child.stdin.write(JSON.stringify(cmd) + '\n')
+      })
+    },
+    close () { child.stdin.end() },
+  }
+}
+
+export const b64 = (s) => Buffer.from(s, 'latin1').toString('base64')
+export const unb64 = (s) => Buffer.from(s, 'base64').toString('latin1')
+
+/** Runs the Rust CLI (`cargo build -p ddblock-cli`) with --json; resolves { code, json }. */
+export async function rust (endpoint, table, args, { prefix = '', layout = 'laravel12' } = {}) {
+  const bin = path.join(ROOT, 'target/debug/ddblock')
+  try {
+    const { stdout } = await promisify(execFile)(bin, [...args, '--json', '--endpoint', endpoint, '--table', table, '--prefix', prefix, '--layout', layout])
+    return { code: 0, json: JSON.parse(stdout) }
+  } catch (e) {
+    if (typeof e.code !== 'number') throw e
+    return { code: e.code, json: e.stdout ? JSON.parse(e.stdout) : null, stderr: e.stderr }
+  }
+}
+
+/** compat-tests' fault proxy in front of `upstream` (`cargo build -p ddblock-fault-proxy`). */
+export async function faultProxy (upstream, args) {
+  const child = spawn(path.join(ROOT, 'target/debug/fault-proxy'), ['--upstream', upstream, ...args], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const first = await new Promise((resolve, reject) => {
+    createInterface({ input: child.stdout }).once('line', resolve)
+    child.once('error', reject)
+    child.once('exit', (c) => reject(new Error(`fault-proxy exited ${c}`)))
+  })
+  return { url: first.replace(/^listening /, ''), stop: () => child.kill('SIGTERM') }
+}

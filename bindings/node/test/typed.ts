@@ -1,0 +1,32 @@
+// Type-checked (tsc --noEmit, scripts/check-types.mjs), never run: the public types in use.
+import { Store, Lock, DdblockError, CODES, type PhpValue, type ErrorCode, type Holder } from '..'
+
+async function main (): Promise<void> {
+  const store = new Store({ table: 'cache', prefix: 'app_', layout: 'laravel12', endpoint: 'http://127.0.0.1:8000' })
+  const env: Store = Store.fromEnv({ region: 'eu-west-1' })
+  const lock: Lock = store.lock('orders:42', { ttl: 30 })
+  const got: boolean = await lock.acquire({ wait: { timeoutMs: 5000 } })
+  const once: boolean = await lock.acquire()
+  const owner: string = lock.owner
+  const holder: Holder | null = await lock.holder()
+  const expires: number | undefined = holder?.expiresAt
+  const released: boolean = await lock.release()
+  await store.restoreLock('orders:42', owner).forceRelease()
+  const n: number = await store.withLock('x', { ttl: 10, timeoutMs: 100 }, async (l: Lock) => (await l.isOwned()) ? 1 : 0)
+  await store.put('k', { a: [1, 'b', null, true, 2n, Buffer.from('x')], u: undefined }, 60)
+  const v: PhpValue | undefined = await store.get('k')
+  const m: Record<string, PhpValue | undefined> = await store.many(['a', 'b'])
+  const i: number | bigint | null = await store.increment('counter', 2)
+  try {
+    await env.flush()
+  } catch (e) {
+    if (e instanceof DdblockError) {
+      const code: ErrorCode = e.code
+      const svc: string | undefined = e.serviceCode
+      console.log(code, svc, CODES.includes(code))
+    }
+  }
+  console.log(got, once, expires, released, n, v, m, i)
+}
+
+void main
