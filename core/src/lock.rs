@@ -213,11 +213,9 @@ impl Lock {
     pub async fn acquire(&self) -> Result<AcquireOutcome> {
         for _ in 0..ACQUIRE_ATTEMPTS {
             let expires_at = self.store.expiry(self.ttl_secs)?;
-            let item = self.store.value_item(
-                &self.key,
-                &PhpValue::String(self.owner.clone().into_bytes()),
-                expires_at,
-            )?;
+            let item = self
+                .store
+                .stored_item(&self.key, &self.stored_owner, expires_at);
             let old = match self.store.conditional_put(item).await? {
                 None => {
                     tracing::debug!(lock = %self.name, expires_at, "acquired");

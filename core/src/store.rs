@@ -387,13 +387,17 @@ impl Store {
 
     /// A full item: key, encoded value, expiry.
     pub(crate) fn value_item(&self, k: &str, value: &PhpValue, expires_at: i64) -> Result<Item> {
+        Ok(self.stored_item(k, &codec::encode_stored(value)?, expires_at))
+    }
+
+    /// A full item from an already encoded value (a lock's owner is encoded once).
+    pub(crate) fn stored_item(&self, k: &str, stored: &StoredValue, expires_at: i64) -> Item {
         let c = &self.inner.cfg;
-        let stored = codec::encode_stored(value)?;
-        Ok(HashMap::from([
+        HashMap::from([
             (c.key_attribute.clone(), AttributeValue::S(k.to_owned())),
-            (c.value_attribute.clone(), item::to_attr(&stored)),
+            (c.value_attribute.clone(), item::to_attr(stored)),
             (c.expiration_attribute.clone(), num(expires_at)),
-        ]))
+        ])
     }
 
     /// Laravel's `toTimestamp()`: now + ttl for a positive ttl, else now.
