@@ -2,6 +2,7 @@
 //! or a cache entry, and the parallel scan that [`Store::sweep_expired`] and [`Store::doctor`] share.
 
 use std::fmt;
+use std::future::Future;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Mutex;
 
@@ -193,10 +194,10 @@ pub(super) struct Filter {
 }
 
 /// One page of one segment.
-pub(super) struct Page {
-    pub(super) items: Vec<Item>,
-    pub(super) scanned: u64,
-    pub(super) next: Option<Item>,
+struct Page {
+    items: Vec<Item>,
+    scanned: u64,
+    next: Option<Item>,
 }
 
 /// Shared counters of a parallel scan.
@@ -310,7 +311,7 @@ impl Store {
         f
     }
 
-    pub(super) async fn scan_page(
+    async fn scan_page(
         &self,
         segment: u32,
         total: u32,
@@ -355,33 +356,58 @@ impl Store {
     ) -> Result<u64> {
         let total = check_segments(opts)?;
         let filter = self.scope_filter(opts.scope);
-        let counters = Counters::new(total);
-        let segment = |seg: u32| {
-            let (filter, counters, each) = (&filter, &counters, &each);
-            async move {
-                let mut start = None;
-                loop {
-                    let page = self.scan_page(seg, total, filter, opts, start).await?;
-                    counters.scanned.fetch_add(page.scanned, Ordering::Relaxed);
-                    counters
-                        .matched
-                        .fetch_add(page.items.len() as u64, Ordering::Relaxed);
-                    for it in &page.items {
-                        each(self.scan_item(it, now));
-                    }
-                    progress(&counters.snapshot());
-                    match page.next {
-                        Some(k) => start = Some(k),
-                        None => break,
-                    }
-                }
-                counters.segments_done.fetch_add(1, Ordering::Relaxed);
-                progress(&counters.snapshot());
-                Ok::<_, Error>(())
+        let counters = &Counters::new(total);
+        let each = &each;
+        self.for_each_page(opts, &filter, counters, progress, move |items| async move {
+            counters
+                .matched
+                .fetch_add(items.len() as u64, Ordering::Relaxed);
+            for it in &items {
+                each(self.scan_item(it, now));
             }
+            Ok(())
+        })
+        .await?;
+        Ok(counters.snapshot().scanned)
+    }
+
+    /// The parallel scan behind `scan_collect` ([`Store::scan_items`], [`Store::doctor`]) and
+    /// [`Store::sweep_expired`]: scans `counters.segments` segments concurrently, page by page.
+    /// Each page's `ScannedCount` is added to `counters.scanned` before `on_page` gets the page's
+    /// items; `progress` is called after every page and again when a segment is done (after
+    /// `segments_done` is counted). The first error (of a page or of `on_page`) ends the scan.
+    pub(super) async fn for_each_page<F, Fut>(
+        &self,
+        opts: &ScanOptions,
+        filter: &Filter,
+        counters: &Counters,
+        progress: &(impl Fn(&ScanProgress) + Send + Sync),
+        on_page: F,
+    ) -> Result<()>
+    where
+        F: Fn(Vec<Item>) -> Fut,
+        Fut: Future<Output = Result<()>>,
+    {
+        let total = counters.segments;
+        let on_page = &on_page;
+        let segment = |seg: u32| async move {
+            let mut start = None;
+            loop {
+                let page = self.scan_page(seg, total, filter, opts, start).await?;
+                counters.scanned.fetch_add(page.scanned, Ordering::Relaxed);
+                on_page(page.items).await?;
+                progress(&counters.snapshot());
+                match page.next {
+                    Some(k) => start = Some(k),
+                    None => break,
+                }
+            }
+            counters.segments_done.fetch_add(1, Ordering::Relaxed);
+            progress(&counters.snapshot());
+            Ok::<_, Error>(())
         };
         try_join_all((0..total).map(segment)).await?;
-        Ok(counters.snapshot().scanned)
+        Ok(())
     }
 
     /// A scanned item as ddblock sees it; `None` when its key attribute is missing or not a string.

@@ -3,7 +3,6 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use aws_sdk_dynamodb::types::AttributeValue;
-use futures_util::future::try_join_all;
 
 #[cfg(doc)]
 use super::scan::Scope;
@@ -97,58 +96,47 @@ impl Store {
             self.config().expiration_attribute().to_owned(),
         ));
         filter.values.push((":cutoff", num(cutoff)));
-        let counters = Counters::new(total);
-        let skipped = AtomicU64::new(0);
+        let counters = &Counters::new(total);
+        let skipped = &AtomicU64::new(0);
         let c = self.config();
-        let segment = |seg: u32| {
-            let (filter, counters, skipped, progress) = (&filter, &counters, &skipped, &progress);
-            async move {
-                let mut start = None;
-                loop {
-                    let page = self
-                        .scan_page(seg, total, filter, &opts.scan, start)
-                        .await?;
-                    counters.scanned.fetch_add(page.scanned, Ordering::Relaxed);
-                    for it in page.items {
-                        let Some(AttributeValue::S(key)) = it.get(c.key_attribute()) else {
-                            continue;
-                        };
-                        counters.matched.fetch_add(1, Ordering::Relaxed);
-                        if opts.dry_run {
-                            continue;
-                        }
-                        let res = self
-                            .client()
-                            .delete_item()
-                            .table_name(c.table())
-                            .set_key(Some(self.key_item(key)))
-                            .condition_expression("#expires_at < :cutoff")
-                            .expression_attribute_names("#expires_at", c.expiration_attribute())
-                            .expression_attribute_values(":cutoff", num(cutoff))
-                            .send()
-                            .await;
-                        match res {
-                            Ok(_) => {
-                                counters.deleted.fetch_add(1, Ordering::Relaxed);
-                            }
-                            Err(e) if is_condition_failure(&e) => {
-                                skipped.fetch_add(1, Ordering::Relaxed);
-                            }
-                            Err(e) => return Err(self.sdk_error("DeleteItem", e)),
-                        }
+        self.for_each_page(
+            &opts.scan,
+            &filter,
+            counters,
+            &progress,
+            move |items| async move {
+                for it in items {
+                    let Some(AttributeValue::S(key)) = it.get(c.key_attribute()) else {
+                        continue;
+                    };
+                    counters.matched.fetch_add(1, Ordering::Relaxed);
+                    if opts.dry_run {
+                        continue;
                     }
-                    progress(&counters.snapshot());
-                    match page.next {
-                        Some(k) => start = Some(k),
-                        None => break,
+                    let res = self
+                        .client()
+                        .delete_item()
+                        .table_name(c.table())
+                        .set_key(Some(self.key_item(key)))
+                        .condition_expression("#expires_at < :cutoff")
+                        .expression_attribute_names("#expires_at", c.expiration_attribute())
+                        .expression_attribute_values(":cutoff", num(cutoff))
+                        .send()
+                        .await;
+                    match res {
+                        Ok(_) => {
+                            counters.deleted.fetch_add(1, Ordering::Relaxed);
+                        }
+                        Err(e) if is_condition_failure(&e) => {
+                            skipped.fetch_add(1, Ordering::Relaxed);
+                        }
+                        Err(e) => return Err(self.sdk_error("DeleteItem", e)),
                     }
                 }
-                counters.segments_done.fetch_add(1, Ordering::Relaxed);
-                progress(&counters.snapshot());
-                Ok::<_, Error>(())
-            }
-        };
-        try_join_all((0..total).map(segment)).await?;
+                Ok(())
+            },
+        )
+        .await?;
         let p = counters.snapshot();
         Ok(SweepReport {
             scanned: p.scanned,
