@@ -3,7 +3,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use ddblock::{Error, Lock};
+use ddblock::lock::{lock_ttl, random_owner};
+use ddblock::{codec, Error, Lock, PhpValue};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
@@ -16,22 +17,48 @@ use crate::store::Shared;
 #[pyclass(module = "ddblock._native", name = "Lock", frozen)]
 pub struct PyLock {
     shared: Arc<Shared>,
-    /// Name, key, owner and ttl, validated; built on the offline store, so it is never sent.
-    spec: Lock,
+    spec: Spec,
+}
+
+/// Name, key, owner and ttl of a lock, validated as the core's `Lock` validates them.
+struct Spec {
+    name: String,
+    /// The table key (prefix and layout applied).
+    key: String,
+    owner: String,
+    /// Seconds (0 was turned into 86400).
+    ttl: i64,
 }
 
 impl PyLock {
-    pub fn new(shared: Arc<Shared>, spec: Lock) -> PyLock {
-        PyLock { shared, spec }
+    /// A lock handle (sends nothing): the checks of the core's `Store::lock_with_owner`, in its
+    /// order (name, ttl, then the owner, which must be storable as Laravel stores it).
+    pub fn new(
+        shared: Arc<Shared>,
+        name: &str,
+        ttl: i64,
+        owner: Option<String>,
+    ) -> ddblock::Result<PyLock> {
+        let key = shared.config().lock_key(name)?;
+        let ttl = lock_ttl(ttl)?;
+        let owner = owner.unwrap_or_else(random_owner);
+        codec::encode_stored(&PhpValue::String(owner.clone().into_bytes()))?;
+        let spec = Spec {
+            name: name.to_owned(),
+            key,
+            owner,
+            ttl,
+        };
+        Ok(PyLock { shared, spec })
     }
 
     /// What a call needs, owned, to move into its future (no Python object crosses an await).
     fn parts(&self) -> (Arc<Shared>, String, i64, String) {
         (
             self.shared.clone(),
-            self.spec.name().to_owned(),
-            self.spec.ttl_secs(),
-            self.spec.owner().to_owned(),
+            self.spec.name.clone(),
+            self.spec.ttl,
+            self.spec.owner.clone(),
         )
     }
 }
@@ -99,29 +126,27 @@ macro_rules! async_lock {
 impl PyLock {
     #[getter]
     fn name(&self) -> &str {
-        self.spec.name()
+        &self.spec.name
     }
     #[getter]
     fn key(&self) -> &str {
-        self.spec.key()
+        &self.spec.key
     }
     #[getter]
     fn owner(&self) -> &str {
-        self.spec.owner()
+        &self.spec.owner
     }
     #[getter]
     fn ttl(&self) -> i64 {
-        self.spec.ttl_secs()
+        self.spec.ttl
     }
 
     fn __repr__(&self) -> String {
         // The owner releases the lock: show its first characters only, as the core does.
-        let owner: String = self.spec.owner().chars().take(4).collect();
+        let owner: String = self.spec.owner.chars().take(4).collect();
         format!(
             "Lock(name={:?}, ttl={}, owner='{}…')",
-            self.spec.name(),
-            self.spec.ttl_secs(),
-            owner
+            self.spec.name, self.spec.ttl, owner
         )
     }
 

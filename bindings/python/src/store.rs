@@ -5,8 +5,6 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use ddblock::aws_sdk_dynamodb::config::{BehaviorVersion, Region};
-use ddblock::aws_sdk_dynamodb::{Client, Config};
 use ddblock::{Backoff, Consistency, Error, KeyLayout, PhpValue, Store, StoreConfig};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -19,9 +17,6 @@ use crate::runtime;
 /// What a Python `Store` shares with its locks and with the futures of its async calls.
 pub struct Shared {
     cfg: StoreConfig,
-    /// A store over a client that never sends anything: validates keys and lock names (and makes
-    /// lock handles) without a connection.
-    offline: Store,
     /// The connected store of the process that built it; another pid means we are in a forked
     /// child, whose copy of the client (its connection pool lives on the parent's runtime) is dead.
     connected: AtomicPtr<Connected>,
@@ -34,14 +29,7 @@ struct Connected {
 
 impl Shared {
     fn new(cfg: StoreConfig) -> Arc<Shared> {
-        let offline_client = Client::from_conf(
-            Config::builder()
-                .behavior_version(BehaviorVersion::latest())
-                .region(Region::new("us-east-1"))
-                .build(),
-        );
         Arc::new(Shared {
-            offline: Store::with_client(offline_client, cfg.clone()),
             cfg,
             connected: AtomicPtr::new(ptr::null_mut()),
         })
@@ -92,9 +80,9 @@ impl Shared {
         }
     }
 
-    /// A store for key checks and lock handles only (sends nothing).
-    pub fn offline(&self) -> &Store {
-        &self.offline
+    /// The configuration: key checks and lock specs need nothing else (they send nothing).
+    pub fn config(&self) -> &StoreConfig {
+        &self.cfg
     }
 }
 
@@ -291,31 +279,21 @@ impl PyStore {
     }
 
     fn cache_key(&self, key: &str) -> PyResult<String> {
-        self.shared.offline().cache_key(key).map_err(to_py)
+        self.shared.cfg.cache_key(key).map_err(to_py)
     }
 
     fn lock_key(&self, name: &str) -> PyResult<String> {
-        self.shared.offline().lock_key(name).map_err(to_py)
+        self.shared.cfg.lock_key(name).map_err(to_py)
     }
 
     #[pyo3(signature = (name, ttl = 0, owner = None))]
     fn lock(&self, name: &str, ttl: i64, owner: Option<String>) -> PyResult<PyLock> {
-        let offline = self.shared.offline();
-        let spec = match owner {
-            Some(o) => offline.lock_with_owner(name, ttl, o),
-            None => offline.lock(name, ttl),
-        }
-        .map_err(to_py)?;
-        Ok(PyLock::new(self.shared.clone(), spec))
+        PyLock::new(self.shared.clone(), name, ttl, owner).map_err(to_py)
     }
 
     fn restore_lock(&self, name: &str, owner: String) -> PyResult<PyLock> {
-        let spec = self
-            .shared
-            .offline()
-            .restore_lock(name, owner)
-            .map_err(to_py)?;
-        Ok(PyLock::new(self.shared.clone(), spec))
+        // As the core's restore_lock: ttl 0, i.e. 86400.
+        PyLock::new(self.shared.clone(), name, 0, Some(owner)).map_err(to_py)
     }
 
     // ---- cache, blocking ----
