@@ -15,20 +15,6 @@ use crate::convert::holder_to_py;
 /// The module the exception classes live in.
 const EXCEPTIONS: &str = "ddblock.exceptions";
 
-/// Every kind the binding knows, for the tests and `_native._error_kinds()`.
-pub const KINDS: &[ErrorKind] = &[
-    ErrorKind::InvalidKey,
-    ErrorKind::InvalidTtl,
-    ErrorKind::TableNotFound,
-    ErrorKind::Throttled,
-    ErrorKind::LockTimeout,
-    ErrorKind::Codec,
-    ErrorKind::Service,
-    ErrorKind::Transport,
-    ErrorKind::Config,
-    ErrorKind::Unsupported,
-];
-
 /// The Python class of each kind.
 pub fn class_name(kind: ErrorKind) -> &'static str {
     match kind {
@@ -198,19 +184,23 @@ mod tests {
 
     #[test]
     fn every_core_kind_has_its_own_class() {
-        let ours: Vec<String> = KINDS.iter().map(|k| kind_name(*k)).collect();
+        let ours: Vec<String> = ErrorKind::ALL.iter().map(|k| kind_name(*k)).collect();
         assert_eq!(
             core_kinds(),
             ours,
             "core/src/error.rs changed ErrorKind: map the new kind in bindings/python/src/errors.rs \
-             (KINDS, class_name, sample), ddblock/exceptions.py, the stubs and docs/python.md"
+             (class_name, sample), ddblock/exceptions.py, the stubs and docs/python.md"
         );
-        let mut classes: Vec<&str> = KINDS.iter().map(|k| class_name(*k)).collect();
+        let mut classes: Vec<&str> = ErrorKind::ALL.iter().map(|k| class_name(*k)).collect();
         assert!(!classes.contains(&"DdblockError"));
         classes.sort_unstable();
         classes.dedup();
-        assert_eq!(classes.len(), KINDS.len(), "two kinds share a class");
-        for k in KINDS {
+        assert_eq!(
+            classes.len(),
+            ErrorKind::ALL.len(),
+            "two kinds share a class"
+        );
+        for k in ErrorKind::ALL {
             let e = sample(&kind_name(*k)).expect("a sample error of every kind");
             assert_eq!(e.kind(), *k);
         }

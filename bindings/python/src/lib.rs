@@ -33,7 +33,7 @@ fn unserialize<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound
 /// `(core kind, exception class)` for every error kind the binding maps.
 #[pyfunction]
 fn _error_kinds() -> Vec<(String, &'static str)> {
-    errors::KINDS
+    ddblock::ErrorKind::ALL
         .iter()
         .map(|k| (errors::kind_name(*k), errors::class_name(*k)))
         .collect()
