@@ -9,22 +9,22 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
-/** A named lock with an owner token; every method is one request (or a wait loop for `block`). */
+/** A named lock with an owner token; every method is one request (or a wait loop). */
 export declare class NativeLock {
   /** The lock name as given. */
   get name(): string
   /** The owner token (share it to release from elsewhere with `restoreLock`). */
   get owner(): string
-  /** The ttl in seconds as given (0 means 86400). */
+  /** The ttl in seconds (0 was turned into 86400). */
   get ttl(): number
   /**
-   * One conditional PutItem: true when the lock is ours (also when an earlier attempt with
-   * this owner already took it), false when someone else holds it.
+   * Takes the lock: one conditional PutItem without `waitMs`; with it, retries for up to
+   * `waitMs`. True when the lock is ours, false when someone else still holds it.
    */
-  acquire(): Promise<boolean>
+  acquire(waitMs?: number | undefined | null): Promise<boolean>
   /**
    * Retries for up to `timeoutMs`; resolves to the expiry (Unix seconds) or rejects with
-   * `LOCK_TIMEOUT`.
+   * `LOCK_TIMEOUT` (Laravel's `block`).
    */
   block(timeoutMs: number): Promise<number>
   /** ONE DeleteItem conditioned on our owner: true when this call deleted our lock. */
@@ -46,27 +46,25 @@ export type Lock = NativeLock
 export declare class NativeStore {
   /** A store over `options` (CONFIG error when invalid). Connects on the first call. */
   constructor(options?: StoreOptions | undefined | null)
-  /**
-   * A store from Laravel's variables (`DYNAMODB_CACHE_TABLE`, `DYNAMODB_ENDPOINT`,
-   * `AWS_DEFAULT_REGION`, `CACHE_PREFIX`, `DDBLOCK_LAYOUT`), then `overrides`.
-   */
-  static fromEnv(overrides?: StoreOptions | undefined | null): NativeStore
   /** The table name. */
   get table(): string
   /** The prefix as configured. */
   get prefix(): string
   /** The key layout (`laravel8`, `laravel11`, `laravel12`). */
   get layout(): string
+  /** The endpoint URL, if one is set. */
+  get endpoint(): string | null
   /**
    * A lock handle (no request yet). `ttl` in seconds (0 = 86400, as Laravel); `owner`
-   * defaults to a fresh random token. An invalid name or ttl throws here.
+   * defaults to a fresh random token. An invalid name, ttl or owner throws here.
    */
   lock(name: string, ttl?: number | undefined | null, owner?: string | undefined | null): Lock
-  /** A handle on a lock someone holds as `owner` (Laravel's `restoreLock`). */
-  restoreLock(name: string, owner: string): Lock
   /** The value of `key`, or `undefined` when missing or expired. */
   get(key: string): Promise<unknown>
-  /** Values of `keys` (an object in the order asked; missing → `undefined`). */
+  /**
+   * Values of `keys` (an object in the order asked; missing → `undefined`; an item that is
+   * not a Laravel value → an Error with code CODEC).
+   */
   many(keys: Array<string>): Promise<Record<string, unknown>>
   /** Stores `value` for `ttl` seconds. */
   put(key: string, value: unknown, ttl: number): Promise<void>
@@ -74,7 +72,10 @@ export declare class NativeStore {
   putMany(values: Record<string, unknown>, ttl: number): Promise<void>
   /** Stores `value` only if `key` is missing or expired; true when stored. */
   add(key: string, value: unknown, ttl: number): Promise<boolean>
-  /** Adds `by` (default 1) to a live numeric entry; the new value, or `null` when missing. */
+  /**
+   * Adds `by` (default 1; fractions too, as Laravel) to a live numeric entry; the new value
+   * cast to int as Laravel does, or `null` when missing.
+   */
   increment(key: string, by?: number | undefined | null): Promise<number | bigint | null>
   /** Subtracts `by` (default 1) from a live numeric entry; the new value, or `null` when missing. */
   decrement(key: string, by?: number | undefined | null): Promise<number | bigint | null>
@@ -86,8 +87,54 @@ export declare class NativeStore {
   touch(key: string, ttl: number): Promise<boolean>
   /** Always rejects with `UNSUPPORTED` (a DynamoDB table cannot be flushed, as in Laravel). */
   flush(): Promise<void>
+  /**
+   * Creates the table Laravel's cache store needs (idempotent), waits up to `waitMs`
+   * (default 120 000) for ACTIVE and enables TTL unless `ttl` is false.
+   */
+  createTable(options?: CreateTableInput | undefined | null): Promise<TableReport>
+  /** Checks the table (exists, key schema, TTL) and, unless `scan` is false, its items. */
+  doctor(options?: DoctorInput | undefined | null): Promise<DoctorReport>
 }
 export type Store = NativeStore
+
+/** One doctor check. */
+export interface Check {
+  /** `table`, `key_schema`, `ttl`, `expired_items`, `default_ttl_locks`, `invalid_items`. */
+  id: string
+  /** `ok`, `warn`, `fail`, `unknown`, `skipped`. */
+  status: string
+  /** What was found. */
+  detail: string
+}
+
+/** Options of `createTable`. */
+export interface CreateTableInput {
+  /** Enable TTL on the expiry attribute (default true). */
+  ttl?: boolean
+  /** How long to wait for the table to become ACTIVE (default 120 000). */
+  waitMs?: number
+}
+
+/** Options of `doctor`. */
+export interface DoctorInput {
+  /** Scan the items too (default true). */
+  scan?: boolean
+}
+
+/** What `doctor` found. */
+export interface DoctorReport {
+  /** No check failed. */
+  healthy: boolean
+  /** Every check. */
+  checks: Array<Check>
+  /** The table status, absent when it does not exist. */
+  tableStatus?: string
+  /** The TTL setting, absent when the table does not exist. */
+  ttl?: Ttl
+}
+
+/** Every error code, in the core's order (`ErrorKind::ALL`): what `lib.js` exports as `CODES`. */
+export declare function errorCodes(): Array<string>
 
 /** Who holds a lock. */
 export interface Holder {
@@ -97,7 +144,11 @@ export interface Holder {
   expiresAt?: number
 }
 
-/** Options of `new Store(...)`; every field is optional (Laravel's defaults). */
+/**
+ * Options of `new Store(...)`: what is not given comes from Laravel's variables
+ * (`DYNAMODB_CACHE_TABLE`, `DYNAMODB_ENDPOINT`, `AWS_DEFAULT_REGION`, `CACHE_PREFIX`,
+ * `DDBLOCK_LAYOUT`), then Laravel's defaults.
+ */
 export interface StoreOptions {
   /** Table name (default `cache`). */
   table?: string
@@ -119,6 +170,32 @@ export interface StoreOptions {
   connectTimeoutMs?: number
   /** Timeout of a whole operation including retries, in milliseconds. */
   operationTimeoutMs?: number
+  /** Timeout of one attempt (one HTTP request), in milliseconds. */
+  attemptTimeoutMs?: number
   /** Attempts per request including the first (default 3). */
   maxAttempts?: number
+}
+
+/** What `createTable` did. */
+export interface TableReport {
+  /** This call created the table. */
+  created: boolean
+  /** ACTIVE with the right key schema. */
+  ready: boolean
+  /** The table status. */
+  status: string
+  /** Why the key schema does not fit, for an existing table. */
+  keySchemaProblem?: string
+  /** The TTL setting afterwards. */
+  ttl?: Ttl
+  /** This call enabled TTL. */
+  ttlChanged: boolean
+}
+
+/** The table's TTL setting. */
+export interface Ttl {
+  /** `enabled`, `enabling`, `disabling`, `disabled` or `unknown`. */
+  state: string
+  /** The TTL attribute, when there is one. */
+  attribute?: string
 }

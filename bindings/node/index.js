@@ -839,3 +839,4 @@ module.exports.NativeLock = nativeBinding.NativeLock
 module.exports.Lock = nativeBinding.Lock
 module.exports.NativeStore = nativeBinding.NativeStore
 module.exports.Store = nativeBinding.Store
+module.exports.errorCodes = nativeBinding.errorCodes

@@ -3,7 +3,8 @@
 #   1. bindings/python/.venv with the pinned tools of requirements-dev.txt (created once,
 #      reinstalled only when that file changes)
 #   2. maturin develop: the extension in debug mode, sharing the workspace's target/
-#   3. ruff check + ruff format --check
+#   3. the generated sources are current (the _native.pyi stub, the blocking _sync.py), then
+#      ruff check + ruff format --check
 #   4. mypy --strict on the package, the tests and bench.py; mypy's stubtest: _native.pyi
 #      against the built extension
 #   5. pytest against the local DynamoDB servers: DDBLOCK_TEST_MOTO / DDBLOCK_TEST_DYNALITE
@@ -38,6 +39,17 @@ release=()
 [[ ${DDBLOCK_PY_RELEASE:-0} == 1 ]] && release=(--release)
 log "maturin develop ${release[*]}"
 maturin develop --quiet "${release[@]}"
+
+log "generated sources are current: _native.pyi (maturin generate-stubs), _sync.py (tools/unasync.py)"
+stubs="$(mktemp -d)"
+trap 'rm -rf "$stubs"' EXIT
+maturin generate-stubs --quiet --out "$stubs" >/dev/null 2>&1 || maturin generate-stubs --out "$stubs"
+if ! diff -u python/ddblock/_native.pyi "$stubs/ddblock/_native.pyi"; then
+    log "python/ddblock/_native.pyi is out of date: run"
+    log "  maturin generate-stubs --out /tmp/s && cp /tmp/s/ddblock/_native.pyi python/ddblock/"
+    exit 1
+fi
+python tools/unasync.py --check
 
 log "ruff"
 ruff check .

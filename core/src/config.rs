@@ -1,108 +1,19 @@
 //! Store configuration: table, attribute names, prefix, key layout, client settings, clock.
+//! Built once, checked once; every other layer reads it.
 
 use std::fmt;
-use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::error::{Error, Result};
+use crate::format::layout::checked_key;
+pub use crate::format::layout::{KeyLayout, MAX_KEY_BYTES};
+pub use crate::time::{Clock, SystemClock};
 
-/// DynamoDB's limit on a partition key value, in bytes.
-pub const MAX_KEY_BYTES: usize = 2048;
-
-/// How keys are built from the prefix, matching the Laravel version on the PHP side.
-///
-/// Lock names only collide across languages when the keys are byte-identical, so this must
-/// match the Laravel version the PHP apps run (see `docs/format.md`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum KeyLayout {
-    /// Laravel 8.x to 10.x: `setPrefix` appends `:` to a non-empty prefix, and `lock()` prefixes
-    /// the name before `add()` prefixes it again: cache `app_:k`, lock `app_:app_:orders`.
-    Laravel8,
-    /// Laravel 11.x: the prefix is used as given (laravel/framework PR #47380), the lock key is
-    /// still double-prefixed: cache `app_k`, lock `app_app_orders`.
-    Laravel11,
-    /// Laravel 12.0+: `lock()` passes the bare name (PR #52986): cache `app_k`, lock `app_orders`.
-    #[default]
-    Laravel12,
-}
-
-impl KeyLayout {
-    /// The string each key starts with for `prefix` under this layout.
-    pub fn effective_prefix(self, prefix: &str) -> String {
-        match self {
-            KeyLayout::Laravel8 if !prefix.is_empty() => format!("{prefix}:"),
-            _ => prefix.to_owned(),
-        }
-    }
-
-    /// The table key of cache entry `key`.
-    pub fn cache_key(self, prefix: &str, key: &str) -> String {
-        format!("{}{key}", self.effective_prefix(prefix))
-    }
-
-    /// The table key of lock `name`.
-    pub fn lock_key(self, prefix: &str, name: &str) -> String {
-        let p = self.effective_prefix(prefix);
-        match self {
-            KeyLayout::Laravel8 | KeyLayout::Laravel11 => format!("{p}{p}{name}"),
-            KeyLayout::Laravel12 => format!("{p}{name}"),
-        }
-    }
-
-    /// The canonical lower-case name (`laravel8`, `laravel11`, `laravel12`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            KeyLayout::Laravel8 => "laravel8",
-            KeyLayout::Laravel11 => "laravel11",
-            KeyLayout::Laravel12 => "laravel12",
-        }
-    }
-}
-
-impl fmt::Display for KeyLayout {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for KeyLayout {
-    type Err = Error;
-
-    /// Accepts `laravel8`/`8`/`laravel9`/`laravel10`, `laravel11`/`11`, `laravel12`/`12`/`laravel13`/`13`.
-    fn from_str(s: &str) -> Result<Self> {
-        let t = s.trim().to_ascii_lowercase();
-        let t = t.strip_prefix("laravel").unwrap_or(&t);
-        let t = t.split('.').next().unwrap_or("");
-        match t {
-            "8" | "9" | "10" => Ok(KeyLayout::Laravel8),
-            "11" => Ok(KeyLayout::Laravel11),
-            "12" | "13" => Ok(KeyLayout::Laravel12),
-            _ => Err(Error::Config(format!(
-                "unknown key layout {s:?}: use laravel8 (Laravel 8-10), laravel11 or laravel12 (12.0+)"
-            ))),
-        }
-    }
-}
-
-/// A source of the current Unix time in whole seconds (Laravel's `Carbon::now()->getTimestamp()`).
-pub trait Clock: Send + Sync + fmt::Debug {
-    /// Seconds since the Unix epoch.
-    fn now(&self) -> i64;
-}
-
-/// The system clock.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now(&self) -> i64 {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs() as i64)
-            .unwrap_or(0)
-    }
-}
+/// What `TableNotFound` tells a Rust caller to run (each binding sets its own, see
+/// [`StoreConfigBuilder::create_table_hint`]).
+const RUST_CREATE_TABLE_HINT: &str =
+    "`store.create_table(&CreateTableOptions::new())` or `ddblock create-table`";
 
 /// Capped exponential backoff with jitter for `block()` retries.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -139,6 +50,24 @@ impl Backoff {
         }
     }
 
+    /// Checks the settings: initial > 0, max >= initial, a finite multiplier >= 1 and a jitter
+    /// from 0 to 1.
+    pub fn validate(&self) -> Result<()> {
+        let ok = !self.initial.is_zero()
+            && self.max >= self.initial
+            && self.multiplier.is_finite()
+            && self.multiplier >= 1.0
+            && (0.0..=1.0).contains(&self.jitter);
+        if ok {
+            Ok(())
+        } else {
+            Err(Error::Config(format!(
+                "invalid backoff {self:?}: it needs initial > 0, max >= initial, a finite \
+                 multiplier of at least 1 and a jitter from 0 to 1"
+            )))
+        }
+    }
+
     /// The wait before retry number `attempt` (0-based), jittered with `rand01` in `[0, 1)`.
     /// Never panics: non-finite or out-of-range settings fall back to sane bounds.
     pub fn delay(&self, attempt: u32, rand01: f64) -> Duration {
@@ -165,9 +94,11 @@ pub struct StoreConfig {
     pub(crate) region: Option<String>,
     pub(crate) connect_timeout: Option<Duration>,
     pub(crate) operation_timeout: Option<Duration>,
+    pub(crate) attempt_timeout: Option<Duration>,
     pub(crate) max_attempts: Option<u32>,
     pub(crate) backoff: Backoff,
     pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) create_table_hint: String,
 }
 
 impl fmt::Debug for StoreConfig {
@@ -200,17 +131,22 @@ impl StoreConfig {
                 region: None,
                 connect_timeout: None,
                 operation_timeout: None,
+                attempt_timeout: None,
                 max_attempts: None,
                 backoff: Backoff::default(),
                 clock: Arc::new(SystemClock),
+                create_table_hint: RUST_CREATE_TABLE_HINT.into(),
             },
         }
     }
 
-    /// A builder filled from Laravel's environment variable names, read through `get`.
+    /// A builder filled from Laravel's environment variable names, read through `get`: the one
+    /// configuration rule of every front is "explicit settings win, Laravel's variables fill the
+    /// rest, Laravel's defaults last", so call this first and the builder's setters after.
     ///
     /// Reads `DYNAMODB_CACHE_TABLE` (default `cache`), `DYNAMODB_ENDPOINT`, `AWS_DEFAULT_REGION`,
-    /// `CACHE_PREFIX` and `DDBLOCK_LAYOUT`. Taking a lookup function keeps the core free of
+    /// `CACHE_PREFIX` and `DDBLOCK_LAYOUT`; empty values count as unset, except `CACHE_PREFIX`
+    /// (an empty prefix is a real setting). Taking a lookup function keeps the core free of
     /// process-environment reads; [`StoreConfig::from_env`] passes `std::env::var`.
     pub fn from_vars(get: impl Fn(&str) -> Option<String>) -> Result<StoreConfigBuilder> {
         let nonempty = |k: &str| get(k).filter(|v| !v.is_empty());
@@ -241,12 +177,17 @@ impl StoreConfig {
     /// The table key of cache entry `key` under the prefix and layout; checked to be non-empty and
     /// at most 2048 bytes (DynamoDB's partition key limit) before any request.
     pub fn cache_key(&self, key: &str) -> Result<String> {
-        check_key(key, self.layout.cache_key(&self.prefix, key))
+        checked_key(key, self.layout.cache_key(&self.prefix, key))
     }
 
     /// The table key of lock `name` under the prefix and layout, checked like [`Self::cache_key`].
     pub fn lock_key(&self, name: &str) -> Result<String> {
-        check_key(name, self.layout.lock_key(&self.prefix, name))
+        checked_key(name, self.layout.lock_key(&self.prefix, name))
+    }
+
+    /// The string every key of this store starts with (prefix as the layout writes it).
+    pub fn effective_prefix(&self) -> String {
+        self.layout.effective_prefix(&self.prefix)
     }
 
     /// The table name.
@@ -288,6 +229,26 @@ impl StoreConfig {
     /// The clock used for expiry decisions.
     pub fn clock(&self) -> &Arc<dyn Clock> {
         &self.clock
+    }
+    /// The TCP connect timeout, if set.
+    pub fn connect_timeout(&self) -> Option<Duration> {
+        self.connect_timeout
+    }
+    /// The timeout of a whole operation (all attempts), if set.
+    pub fn operation_timeout(&self) -> Option<Duration> {
+        self.operation_timeout
+    }
+    /// The timeout of one attempt (one HTTP request; the SDK retries after it), if set.
+    pub fn attempt_timeout(&self) -> Option<Duration> {
+        self.attempt_timeout
+    }
+    /// Attempts per request, if set (the SDK's default is 3).
+    pub fn max_attempts(&self) -> Option<u32> {
+        self.max_attempts
+    }
+    /// How a missing table's error tells the user to create it.
+    pub fn create_table_hint(&self) -> &str {
+        &self.create_table_hint
     }
 }
 
@@ -348,6 +309,12 @@ impl StoreConfigBuilder {
         self.cfg.operation_timeout = Some(d);
         self
     }
+    /// Timeout of one attempt (one HTTP request); the SDK retries a timed-out attempt while
+    /// attempts and the operation timeout last.
+    pub fn attempt_timeout(mut self, d: Duration) -> Self {
+        self.cfg.attempt_timeout = Some(d);
+        self
+    }
     /// Attempts per request including the first (the SDK's standard retry mode; default 3).
     pub fn max_attempts(mut self, n: u32) -> Self {
         self.cfg.max_attempts = Some(n);
@@ -361,6 +328,12 @@ impl StoreConfigBuilder {
     /// The clock for expiry decisions (tests use a manual one).
     pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.cfg.clock = clock;
+        self
+    }
+    /// How the `TableNotFound` error of this front says to create the table (a binding sets its
+    /// own way, e.g. `store.create_table()` in Python, `await store.createTable()` in Node).
+    pub fn create_table_hint(mut self, hint: impl Into<String>) -> Self {
+        self.cfg.create_table_hint = hint.into();
         self
     }
 
@@ -408,43 +381,7 @@ impl StoreConfigBuilder {
         if c.max_attempts == Some(0) {
             return Err(Error::Config("max_attempts must be at least 1".into()));
         }
-        if c.backoff.initial.is_zero()
-            || c.backoff.max < c.backoff.initial
-            || !c.backoff.multiplier.is_finite()
-            || !(0.0..=1.0).contains(&c.backoff.jitter)
-        {
-            return Err(Error::Config(
-                "backoff needs initial > 0, max >= initial, a finite multiplier and a jitter from 0 to 1"
-                    .into(),
-            ));
-        }
+        c.backoff.validate()?;
         Ok(self.cfg)
     }
-}
-
-fn check_key(given: &str, full: String) -> Result<String> {
-    let shown = || {
-        let mut s: String = given.chars().take(64).collect();
-        if s.len() < given.len() {
-            s.push('…');
-        }
-        s
-    };
-    if given.is_empty() {
-        return Err(Error::InvalidKey {
-            key: String::new(),
-            reason: "it is empty; give a non-empty key or lock name".into(),
-        });
-    }
-    if full.len() > MAX_KEY_BYTES {
-        return Err(Error::InvalidKey {
-            key: shown(),
-            reason: format!(
-                "it is {} bytes once prefixed, and DynamoDB partition keys are at most {MAX_KEY_BYTES} bytes; \
-                 use a shorter key (e.g. a hash of it)",
-                full.len()
-            ),
-        });
-    }
-    Ok(full)
 }

@@ -1,13 +1,61 @@
 //! The one error type of ddblock, with kinds a caller (or a binding) can match on.
+//! A leaf: imports only [`crate::holder`] (a lock timeout names the last holder) and
+//! [`crate::time`] (for display).
 
+use std::fmt;
 use std::time::Duration;
 
-use crate::codec::CodecError;
-use crate::lock::Holder;
+use crate::holder::Holder;
+use crate::time;
+
+/// An encoding or decoding failure of a PHP value, with the input byte offset when known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CodecError {
+    /// What was wrong (and, for encoding, what to do instead).
+    pub message: String,
+    /// Byte offset of the problem: in the input for decoding, in the serialized text for encoding.
+    pub offset: Option<usize>,
+}
+
+impl CodecError {
+    /// An error without a position.
+    pub fn new(message: impl Into<String>) -> Self {
+        CodecError {
+            message: message.into(),
+            offset: None,
+        }
+    }
+
+    /// An error at a byte offset of the input.
+    pub fn at(message: impl Into<String>, offset: usize) -> Self {
+        CodecError {
+            message: message.into(),
+            offset: Some(offset),
+        }
+    }
+
+    /// The same error, its message prefixed with where it happened (`value of key "k"`).
+    pub fn context(self, what: impl fmt::Display) -> Self {
+        CodecError {
+            message: format!("{what}: {}", self.message),
+            offset: self.offset,
+        }
+    }
+}
+
+impl fmt::Display for CodecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.offset {
+            Some(at) => write!(f, "{} at byte {at}", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+impl std::error::Error for CodecError {}
 
 /// Everything that can go wrong in ddblock; a failed lock condition is NOT an error but an outcome value.
 #[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
 pub enum Error {
     /// The key or lock name is empty, or too long for a DynamoDB partition key once prefixed.
     #[error("invalid key {key:?}: {reason}")]
@@ -27,8 +75,8 @@ pub enum Error {
     },
     /// The table does not exist at the configured endpoint.
     #[error(
-        "table `{table}` not found ({operation} at {endpoint}): create it with a string partition key \
-         named `{key_attribute}`, or fix the table name / endpoint / region"
+        "table `{table}` not found ({operation} at {endpoint}): create it with {create_hint} (one \
+         string partition key named `{key_attribute}`), or fix the table name, endpoint or region"
     )]
     TableNotFound {
         /// Table name from the configuration.
@@ -39,6 +87,9 @@ pub enum Error {
         key_attribute: String,
         /// The DynamoDB operation that failed.
         operation: &'static str,
+        /// How to create the table from the front in use (`ddblock create-table`,
+        /// `store.create_table()`, ...; see `StoreConfigBuilder::create_table_hint`).
+        create_hint: String,
     },
     /// DynamoDB kept throttling after the SDK's retries were used up.
     #[error(
@@ -54,7 +105,7 @@ pub enum Error {
         message: String,
     },
     /// `block`/`with_lock` gave up waiting for a lock held by someone else.
-    #[error("timed out after {waited:?} waiting for lock `{name}`{}", holder_suffix(.holder))]
+    #[error("timed out after {} waiting for lock `{name}`{}", time::human(*.waited), holder_suffix(.holder))]
     LockTimeout {
         /// The lock name as given.
         name: String,
@@ -76,7 +127,8 @@ pub enum Error {
         /// The service's message.
         message: String,
     },
-    /// The request never got an answer: wrong endpoint, network down, or timed out.
+    /// The request never got a DynamoDB answer: wrong endpoint, network down, timed out, or the
+    /// endpoint answered with something that is not DynamoDB.
     #[error(
         "could not reach DynamoDB at {endpoint} for {operation}: {message}; check the endpoint URL, \
          region and network, and the connect/operation timeouts"
@@ -87,6 +139,19 @@ pub enum Error {
         /// Endpoint the request went to (`default` for the SDK's own).
         endpoint: String,
         /// What the SDK reported.
+        message: String,
+    },
+    /// No AWS credentials were found (nothing was sent).
+    #[error(
+        "no AWS credentials for {operation} at {endpoint}: {message}; set AWS_ACCESS_KEY_ID and \
+         AWS_SECRET_ACCESS_KEY (any non-empty values for a local server), an AWS profile, or a role"
+    )]
+    Credentials {
+        /// The DynamoDB operation that could not be signed.
+        operation: &'static str,
+        /// Endpoint the request was for (`the default AWS endpoint` for the SDK's own).
+        endpoint: String,
+        /// What the credentials provider chain reported.
         message: String,
     },
     /// The configuration is incomplete or contradictory.
@@ -106,7 +171,6 @@ fn holder_suffix(holder: &Option<Box<Holder>>) -> String {
 
 /// The kind of an [`Error`], without its details: what bindings map to exception classes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
 pub enum ErrorKind {
     /// See [`Error::InvalidKey`].
     InvalidKey,
@@ -124,6 +188,8 @@ pub enum ErrorKind {
     Service,
     /// See [`Error::Transport`].
     Transport,
+    /// See [`Error::Credentials`].
+    Credentials,
     /// See [`Error::Config`].
     Config,
     /// See [`Error::Unsupported`].
@@ -141,6 +207,7 @@ impl ErrorKind {
         ErrorKind::Codec,
         ErrorKind::Service,
         ErrorKind::Transport,
+        ErrorKind::Credentials,
         ErrorKind::Config,
         ErrorKind::Unsupported,
     ];
@@ -156,6 +223,7 @@ impl ErrorKind {
             ErrorKind::Codec => "codec",
             ErrorKind::Service => "service",
             ErrorKind::Transport => "transport",
+            ErrorKind::Credentials => "credentials",
             ErrorKind::Config => "config",
             ErrorKind::Unsupported => "unsupported",
         }
@@ -174,6 +242,7 @@ impl Error {
             Error::Codec(_) => ErrorKind::Codec,
             Error::Service { .. } => ErrorKind::Service,
             Error::Transport { .. } => ErrorKind::Transport,
+            Error::Credentials { .. } => ErrorKind::Credentials,
             Error::Config(_) => ErrorKind::Config,
             Error::Unsupported(_) => ErrorKind::Unsupported,
         }
@@ -203,6 +272,6 @@ mod tests {
         let mut names: Vec<_> = ErrorKind::ALL.iter().map(|k| k.as_str()).collect();
         names.sort();
         names.dedup();
-        assert_eq!(names.len(), 10, "ALL lists each kind once");
+        assert_eq!(names.len(), 11, "ALL lists each kind once");
     }
 }

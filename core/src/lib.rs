@@ -3,26 +3,45 @@
 //!
 //! The items read and written are exactly those of `Illuminate\Cache\DynamoDbStore`, so PHP, Rust
 //! (and the Python/Node bindings) share locks and cache entries in one table. See `docs/format.md`.
+//!
+//! Layers, arrows pointing down only (checked by `core/tests/layers.rs`; map in `CONTRIBUTING.md`):
+//!
+//! | layer | modules |
+//! | --- | --- |
+//! | operations | [`cache`](mod@cache), [`lock`], [`admin`]: each over the store and the layers below, never each other |
+//! | handle | [`store`]: configuration + request layer |
+//! | requests | `dynamo`: the only code that touches `aws-sdk-dynamodb` |
+//! | format, config | [`format`] (key layouts, codec, item meaning, input rules), [`config`] |
+//! | leaves | [`error`], [`holder`], [`time`] |
 #![warn(missing_docs)]
 
 pub mod admin;
-pub mod codec;
+pub mod cache;
 pub mod config;
+mod dynamo;
 pub mod error;
-mod item;
+pub mod format;
+pub mod holder;
 pub mod lock;
 pub mod store;
+pub mod time;
 
 pub use admin::{
     CheckId, CheckStatus, CreateTableOptions, CreateTableReport, DoctorOptions, DoctorReport,
     ItemKind, ScanItem, ScanOptions, ScanProgress, ScanReport, Scope, SweepOptions, SweepReport,
-    TtlState,
+    TableInfo, TtlState,
 };
-pub use codec::{PhpKey, PhpObject, PhpValue, StoredValue};
-pub use config::{Backoff, Clock, KeyLayout, StoreConfig, StoreConfigBuilder, SystemClock};
-pub use error::{Error, ErrorKind, Result};
-pub use lock::{AcquireOutcome, Holder, Lock, LockGuard, ReleaseOutcome};
-pub use store::{Consistency, Store};
+pub use cache::{Consistency, ManyEntry};
+pub use config::{Backoff, StoreConfig, StoreConfigBuilder};
+pub use error::{CodecError, Error, ErrorKind, Result};
+pub use format::codec;
+pub use format::codec::{PhpKey, PhpObject, PhpValue};
+pub use format::input::Amount;
+pub use format::layout::KeyLayout;
+pub use holder::{redact_owner, Holder, StoredValue};
+pub use lock::{AcquireOutcome, Lock, LockGuard, ReleaseOutcome};
+pub use store::Store;
+pub use time::{Clock, SystemClock};
 
 /// Re-exported so callers can build their own client without a version mismatch.
 pub use aws_sdk_dynamodb;

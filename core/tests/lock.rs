@@ -192,12 +192,16 @@ async fn block_waits_for_release_and_times_out(server: Server) {
     let store = env.store(KeyLayout::Laravel12);
     let holder = store.lock("b", 30).unwrap();
     holder.acquire().await.unwrap();
-    let waiter = store.lock("b", 30).unwrap().with_backoff(Backoff {
-        initial: Duration::from_millis(10),
-        max: Duration::from_millis(50),
-        multiplier: 2.0,
-        jitter: 0.5,
-    });
+    let waiter = store
+        .lock("b", 30)
+        .unwrap()
+        .with_backoff(Backoff {
+            initial: Duration::from_millis(10),
+            max: Duration::from_millis(50),
+            multiplier: 2.0,
+            jitter: 0.5,
+        })
+        .unwrap();
     let err = waiter.block(Duration::from_millis(200)).await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::LockTimeout);
     match &err {

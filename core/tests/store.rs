@@ -263,6 +263,7 @@ async fn many_and_put_many_chunk_and_keep_order(server: Server) {
     assert_eq!(got.len(), wanted.len());
     for ((k, v), w) in got.iter().zip(&wanted) {
         assert_eq!(k, w, "input order");
+        let v = v.as_ref().unwrap();
         match *w {
             "missing" | "old" => assert_eq!(v, &None, "{w}"),
             "k0" => assert_eq!(v, &Some(str_val("last wins"))),

@@ -4,7 +4,7 @@ use ddblock::admin::{
     CheckId, CheckStatus, CreateTableOptions, DoctorOptions, ItemKind, ScanItem, ScanOptions,
     Scope, SweepOptions, TtlState,
 };
-use ddblock::{AcquireOutcome, Consistency, Error, PhpValue, ReleaseOutcome, Store};
+use ddblock::{AcquireOutcome, Consistency, PhpValue, ReleaseOutcome, Store};
 use serde_json::{json, Value};
 
 use crate::out::{self, holder_json, holder_text, owner_json, print_json, ProgressLine};
@@ -26,7 +26,7 @@ pub async fn dispatch(cli: &Cli) -> i32 {
             | Command::Get(_)
             | Command::Put(_)
     );
-    let store = match g.store(for_name).await {
+    let store = match g.store(for_name) {
         Ok(s) => s,
         Err(e) => return out::error(&e, g.json),
     };
@@ -73,28 +73,13 @@ pub fn acquire_json(lock: &ddblock::Lock, outcome: &AcquireOutcome) -> Value {
     }
 }
 
-/// One attempt, or waiting up to `wait` with the core's `block`; a timeout is `Held`.
+/// One attempt (`wait` 0), or waiting up to `wait` (the core's `acquire_within`); still held
+/// at the end is `Held`.
 pub async fn try_acquire(
     lock: &ddblock::Lock,
     wait: std::time::Duration,
 ) -> ddblock::Result<AcquireOutcome> {
-    if wait.is_zero() {
-        return lock.acquire().await;
-    }
-    match lock.block(wait).await {
-        Ok(expires_at) => Ok(AcquireOutcome::Acquired {
-            expires_at,
-            recovered: false,
-        }),
-        Err(Error::LockTimeout { holder, .. }) => Ok(AcquireOutcome::Held(
-            holder.map(|h| *h).unwrap_or_else(|| ddblock::Holder {
-                owner: None,
-                value: None,
-                expires_at: None,
-            }),
-        )),
-        Err(e) => Err(e),
-    }
+    lock.acquire_within((!wait.is_zero()).then_some(wait)).await
 }
 
 /// "lock `NAME` is held by owner "abcd…" (16 chars) until ... (in 25s)".
@@ -262,9 +247,9 @@ async fn list(store: &Store, cli: &Cli, a: &ListArgs) -> ddblock::Result<i32> {
         .map(|i| {
             let expires = match (i.expires_at, i.expires_in) {
                 (Some(_), Some(r)) if i.expired_but_present => {
-                    format!("expired {} (still present)", out::relative(r))
+                    format!("expired {} (still present)", ddblock::time::relative(r))
                 }
-                (Some(_), Some(r)) => out::relative(r),
+                (Some(_), Some(r)) => ddblock::time::relative(r),
                 _ if i.invalid_expiry => "invalid expiry".into(),
                 _ => "never".into(),
             };
@@ -302,8 +287,8 @@ async fn list(store: &Store, cli: &Cli, a: &ListArgs) -> ddblock::Result<i32> {
         }
     }
     println!(
-        "{} items ({locks} locks, {expired} expired but still present); {} scanned in table `{}`",
-        items.len(),
+        "{} ({locks} locks, {expired} expired but still present); {} scanned in table `{}`",
+        plural(items.len(), "item"),
         report.scanned,
         store.config().table()
     );
@@ -334,7 +319,7 @@ async fn sweep(store: &Store, cli: &Cli, a: &SweepArgs) -> ddblock::Result<i32> 
         println!(
             "dry run: would delete {} expired items (expired before {}); {} scanned in table `{}`",
             r.expired,
-            out::time(r.cutoff),
+            ddblock::time::utc(r.cutoff),
             r.scanned,
             store.config().table()
         );
@@ -342,7 +327,7 @@ async fn sweep(store: &Store, cli: &Cli, a: &SweepArgs) -> ddblock::Result<i32> 
         println!(
             "deleted {} expired items (expired before {}), {} skipped (refreshed, taken over or gone meanwhile); {} scanned in table `{}`",
             r.deleted,
-            out::time(r.cutoff),
+            ddblock::time::utc(r.cutoff),
             r.skipped,
             r.scanned,
             store.config().table()
@@ -578,9 +563,14 @@ async fn put(store: &Store, json: bool, a: &PutArgs) -> ddblock::Result<i32> {
         ValueType::Serialized => ddblock::codec::unserialize(a.value.as_bytes())?,
     };
     let table_key = store.cache_key(&a.key)?;
-    match a.ttl {
-        Some(ttl) if !a.forever => store.put(&a.key, &value, ttl).await?,
-        _ => store.forever(&a.key, &value).await?,
+    match (a.ttl, a.forever) {
+        (Some(ttl), false) => store.put(&a.key, &value, ttl).await?,
+        (None, true) => store.forever(&a.key, &value).await?,
+        // clap refuses both together; neither is a usage error that names both ways.
+        _ => {
+            eprintln!("ddblock: put needs --ttl SECS (how long to keep the value) or --forever (5 years, as Laravel's Cache::forever)");
+            return Ok(crate::EXIT_USAGE);
+        }
     }
     if json {
         print_json(&json!({
@@ -594,4 +584,13 @@ async fn put(store: &Store, json: bool, a: &PutArgs) -> ddblock::Result<i32> {
         println!("stored `{}` (key {table_key})", a.key);
     }
     Ok(EXIT_OK)
+}
+
+/// `1 item`, `2 items`.
+fn plural(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
 }

@@ -19,6 +19,8 @@ use ddblock::{Store, StoreConfig};
 pub const EXIT_OK: i32 = 0;
 /// Exit status: an error, or a release/get that found nothing to act on.
 pub const EXIT_FAILURE: i32 = 1;
+/// Exit status: bad command line (as clap's own usage errors).
+pub const EXIT_USAGE: i32 = 2;
 /// Exit status: the lock is held by someone else (EX_TEMPFAIL).
 pub const EXIT_HELD: i32 = 75;
 
@@ -80,10 +82,10 @@ pub struct Global {
     #[arg(long, global = true, value_name = "NAME", default_value = "expires_at")]
     pub expiration_attribute: String,
     /// TCP connect timeout in seconds (0: the SDK's default)
-    #[arg(long, global = true, value_name = "SECS", default_value = "3", value_parser = parse_secs)]
+    #[arg(long, global = true, value_name = "SECS", default_value = "3", value_parser = parse_secs, allow_negative_numbers = true)]
     pub connect_timeout: Duration,
     /// Timeout of each DynamoDB operation, retries included, in seconds (0: none)
-    #[arg(long, global = true, value_name = "SECS", default_value = "10", value_parser = parse_secs)]
+    #[arg(long, global = true, value_name = "SECS", default_value = "10", value_parser = parse_secs, allow_negative_numbers = true)]
     pub timeout: Duration,
     /// Attempts per request, the first included (the SDK's default is 3)
     #[arg(long, global = true, value_name = "N")]
@@ -143,10 +145,10 @@ pub struct RunArgs {
     /// Lock name (as given to Laravel's Cache::lock)
     pub name: String,
     /// Lock ttl in seconds (0 means Laravel's default of 86400)
-    #[arg(long, value_name = "SECS")]
+    #[arg(long, value_name = "SECS", allow_negative_numbers = true)]
     pub ttl: i64,
     /// Wait up to SECS for the lock (0: try once)
-    #[arg(long, value_name = "SECS", default_value = "0", value_parser = parse_secs)]
+    #[arg(long, value_name = "SECS", default_value = "0", value_parser = parse_secs, allow_negative_numbers = true)]
     pub wait: Duration,
     /// Refresh the lock every ttl/3 while CMD runs; say loudly on stderr if it was lost
     #[arg(long)]
@@ -162,13 +164,13 @@ pub struct AcquireArgs {
     /// Lock name
     pub name: String,
     /// Lock ttl in seconds (0 means Laravel's default of 86400)
-    #[arg(long, value_name = "SECS")]
+    #[arg(long, value_name = "SECS", allow_negative_numbers = true)]
     pub ttl: i64,
     /// Owner token (default: 16 random characters, as Laravel)
     #[arg(long, value_name = "OWNER")]
     pub owner: Option<String>,
     /// Wait up to SECS for the lock (0: try once)
-    #[arg(long, value_name = "SECS", default_value = "0", value_parser = parse_secs)]
+    #[arg(long, value_name = "SECS", default_value = "0", value_parser = parse_secs, allow_negative_numbers = true)]
     pub wait: Duration,
 }
 
@@ -222,7 +224,7 @@ pub struct SweepArgs {
     #[arg(long)]
     pub dry_run: bool,
     /// Only delete items expired more than SECS ago (margin for clock skew)
-    #[arg(long, value_name = "SECS", default_value_t = ddblock::admin::DEFAULT_SWEEP_GRACE_SECS)]
+    #[arg(long, value_name = "SECS", default_value_t = ddblock::admin::DEFAULT_SWEEP_GRACE_SECS, allow_negative_numbers = true)]
     pub grace: i64,
 }
 
@@ -235,7 +237,7 @@ pub struct DoctorArgs {
     #[arg(long)]
     pub no_scan: bool,
     /// A live lock with more than SECS left (and at most 86460) counts as a ttl-0 lock
-    #[arg(long, value_name = "SECS", default_value_t = ddblock::admin::DEFAULT_LONG_LOCK_SECS)]
+    #[arg(long, value_name = "SECS", default_value_t = ddblock::admin::DEFAULT_LONG_LOCK_SECS, allow_negative_numbers = true)]
     pub min_remaining: i64,
 }
 
@@ -249,7 +251,7 @@ pub struct CreateTableArgs {
     #[arg(long, conflicts_with = "ttl_attribute")]
     pub no_ttl: bool,
     /// Wait up to SECS for the table to become ACTIVE
-    #[arg(long, value_name = "SECS", default_value = "120", value_parser = parse_secs)]
+    #[arg(long, value_name = "SECS", default_value = "120", value_parser = parse_secs, allow_negative_numbers = true)]
     pub wait: Duration,
 }
 
@@ -268,15 +270,11 @@ pub struct GetArgs {
 pub struct PutArgs {
     /// Cache key
     pub key: String,
-    /// The value (see --as)
+    /// The value (see --as); a negative number is a value, not an option
+    #[arg(allow_negative_numbers = true)]
     pub value: String,
-    /// Seconds to keep it (<= 0 writes an already expired item, as Laravel)
-    #[arg(
-        long,
-        value_name = "SECS",
-        allow_negative_numbers = true,
-        required_unless_present = "forever"
-    )]
+    /// Seconds to keep it (<= 0 writes an already expired item, as Laravel); or --forever
+    #[arg(long, value_name = "SECS", allow_negative_numbers = true)]
     pub ttl: Option<i64>,
     /// Keep it 5 years (Laravel's Cache::forever)
     #[arg(long, conflicts_with = "ttl")]
@@ -323,6 +321,7 @@ impl Global {
             }
         };
         let mut b = StoreConfig::from_vars(|k| flag(k).or_else(|| std::env::var(k).ok()))?
+            .create_table_hint("`ddblock create-table` (with the same --table/--endpoint/--region)")
             .key_attribute(&self.key_attribute)
             .value_attribute(&self.value_attribute)
             .expiration_attribute(&self.expiration_attribute);
@@ -338,9 +337,9 @@ impl Global {
         b.build()
     }
 
-    /// A connected store.
-    pub async fn store(&self, for_name: bool) -> ddblock::Result<Store> {
-        Store::connect(self.config(for_name)?).await
+    /// The store (its client is built on the first request).
+    pub fn store(&self, for_name: bool) -> ddblock::Result<Store> {
+        Ok(Store::new(self.config(for_name)?))
     }
 }
 

@@ -4,7 +4,10 @@ use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use ddblock::{ErrorKind, Holder, PhpKey, PhpValue, ScanProgress, StoredValue};
+use ddblock::time::{relative, utc};
+use ddblock::{
+    redact_owner, Clock, ErrorKind, Holder, PhpKey, PhpValue, ScanProgress, StoredValue,
+};
 use serde_json::{json, Map, Value};
 
 use crate::{Progress, EXIT_FAILURE, EXIT_HELD};
@@ -53,10 +56,7 @@ fn one_line(s: &str) -> String {
 
 /// The current Unix time in seconds.
 pub fn now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
+    ddblock::SystemClock.now()
 }
 
 /// An owner as JSON: a number for an owner stored as `N`, else the string, or null.
@@ -77,73 +77,21 @@ pub fn holder_json(h: &Holder) -> Value {
     })
 }
 
-/// The first four characters of an owner, for messages that end up in logs (an owner is what
-/// releases a lock).
-pub fn redacted(owner: Option<&str>) -> String {
-    match owner {
-        None => "an unknown owner".into(),
-        Some(o) if o.chars().count() <= 4 => format!("owner {o:?}"),
-        Some(o) => format!(
-            "owner \"{}…\" ({} chars)",
-            o.chars().take(4).collect::<String>(),
-            o.chars().count()
-        ),
-    }
-}
-
 /// "owner "abcd…" (16 chars) until 2026-11-22 02:30:00 UTC (in 25s)".
 pub fn holder_text(h: &Holder) -> String {
-    format!("{} {}", redacted(h.owner.as_deref()), until(h.expires_at))
+    format!(
+        "{} {}",
+        redact_owner(h.owner.as_deref()),
+        until(h.expires_at)
+    )
 }
 
 /// "until 2026-11-22 02:30:00 UTC (in 25s)", or "without expiry".
 pub fn until(expires_at: Option<i64>) -> String {
     match expires_at {
-        Some(t) => format!("until {} ({})", time(t), relative(t - now())),
+        Some(t) => format!("until {} ({})", utc(t), relative(t - now())),
         None => "without expiry".into(),
     }
-}
-
-/// "in 25s" / "5m ago" / "now".
-pub fn relative(secs: i64) -> String {
-    match secs {
-        0 => "now".into(),
-        s if s > 0 => format!("in {}", duration(s)),
-        s => format!("{} ago", duration(s.saturating_neg())),
-    }
-}
-
-/// A duration in its two largest units: "25s", "4m10s", "23h59m", "2d3h".
-pub fn duration(secs: i64) -> String {
-    let s = secs.max(0);
-    let (d, h, m, sec) = (s / 86_400, s / 3600 % 24, s / 60 % 60, s % 60);
-    match () {
-        _ if d > 0 => format!("{d}d{h}h"),
-        _ if h > 0 => format!("{h}h{m}m"),
-        _ if m > 0 => format!("{m}m{sec}s"),
-        _ => format!("{sec}s"),
-    }
-}
-
-/// A Unix time as "2026-11-22 02:30:00 UTC".
-pub fn time(ts: i64) -> String {
-    let (days, secs) = (ts.div_euclid(86_400), ts.rem_euclid(86_400));
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
-        secs / 3600,
-        secs / 60 % 60,
-        secs % 60
-    )
 }
 
 /// A PHP value as JSON: null/bool/int/float/string as themselves (INF/NAN as strings), lists
@@ -282,14 +230,9 @@ mod tests {
 
     #[test]
     fn times_and_durations() {
-        assert_eq!(time(0), "1970-01-01 00:00:00 UTC");
-        assert_eq!(time(1_795_309_200), "2026-11-22 01:00:00 UTC");
-        assert_eq!(time(1_709_164_800), "2024-02-29 00:00:00 UTC");
-        assert_eq!(duration(25), "25s");
-        assert_eq!(duration(250), "4m10s");
-        assert_eq!(duration(86_399), "23h59m");
-        assert_eq!(duration(2 * 86_400 + 3 * 3600 + 5), "2d3h");
-        assert_eq!(relative(-300), "5m0s ago");
+        assert_eq!(utc(1_709_164_800), "2024-02-29 00:00:00 UTC");
+        assert!(until(Some(0)).starts_with("until 1970-01-01 00:00:00 UTC ("));
+        assert_eq!(until(None), "without expiry");
     }
 
     #[test]

@@ -197,7 +197,7 @@ async fn release(lock: &Lock, a: &RunArgs, expires_at: Option<i64>, lost_reporte
             if let Some(e) = expires_at.filter(|e| out::now() > *e) {
                 eprintln!(
                     "{lapsed}: others could have taken it from {}{hint}",
-                    out::time(e + 1)
+                    ddblock::time::utc(e + 1)
                 );
             }
         }

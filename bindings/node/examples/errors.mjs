@@ -1,11 +1,15 @@
 import { Store, DdblockError } from 'ddblock'
 
-const store = Store.fromEnv()
+const store = new Store()
 const holder = store.lock('nightly', { ttl: 60 })
 await holder.acquire()
 
+// acquire() answers false when the lock stays held for the whole wait...
+console.log(await store.lock('nightly', { ttl: 60 }).acquire({ wait: { timeoutMs: 200 } })) // false
+
+// ...block() (Laravel's name) rejects with LOCK_TIMEOUT instead.
 try {
-  await store.lock('nightly', { ttl: 60 }).acquire({ wait: { timeoutMs: 200 } })
+  await store.lock('nightly', { ttl: 60 }).block(200)
 } catch (e) {
   if (e instanceof DdblockError && e.code === 'LOCK_TIMEOUT') {
     console.log('busy:', e.message)

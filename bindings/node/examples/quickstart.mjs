@@ -2,7 +2,7 @@ import { Store } from 'ddblock'
 
 // DYNAMODB_CACHE_TABLE, DYNAMODB_ENDPOINT, AWS_DEFAULT_REGION, CACHE_PREFIX, DDBLOCK_LAYOUT:
 // the same variables as the Laravel app.
-const store = Store.fromEnv()
+const store = new Store()
 
 // A lock, shared with the PHP apps (same table, prefix and layout).
 const lock = store.lock('orders:42', { ttl: 30 })

@@ -60,9 +60,11 @@ mod tests {
             (ErrorKind::Codec, "CODEC"),
             (ErrorKind::Service, "SERVICE"),
             (ErrorKind::Transport, "TRANSPORT"),
+            (ErrorKind::Credentials, "CREDENTIALS"),
             (ErrorKind::Config, "CONFIG"),
             (ErrorKind::Unsupported, "UNSUPPORTED"),
         ];
+        assert_eq!(known.len(), ErrorKind::ALL.len());
         for (kind, code) in known {
             assert_eq!(code_of(kind), code);
         }

@@ -1,24 +1,29 @@
-//! Node.js binding of ddblock (napi-rs). Converts types and errors; every protocol decision is
-//! the core's. Use it through `lib.js` (package `ddblock`), which adds `withLock` and turns the
-//! tagged messages of [`error`] into `DdblockError`s with a `code`.
+//! Node.js binding of ddblock (napi-rs). Holds core objects and converts types and errors; every
+//! rule is the core's. Use it through `lib.js` (package `ddblock`), which adds `withLock` and
+//! turns the tagged messages of [`error`] into `DdblockError`s with a `code`.
 //!
 //! All DynamoDB calls run on napi-rs's one tokio runtime and return Promises.
 
-use std::sync::Arc;
 use std::time::Duration;
 
+use ddblock::admin::{CreateTableOptions, DoctorOptions, ScanOptions, TtlState};
+use ddblock::format::input::{timeout_from_secs_f64, ttl_from_f64, Amount};
 use ddblock::{ErrorKind, KeyLayout, StoreConfig};
 use napi::bindgen_prelude::Result;
 use napi_derive::napi;
-use tokio::sync::OnceCell;
 
 mod error;
 mod value;
 
-use error::{binding_error, IntoNapi};
+use error::IntoNapi;
 use value::{Cached, Entries, JsPhp, Many};
 
-/// Options of `new Store(...)`; every field is optional (Laravel's defaults).
+/// How a Node caller creates the table, for `TABLE_NOT_FOUND`'s message.
+const CREATE_TABLE_HINT: &str = "`await store.createTable()` (or `ddblock create-table`)";
+
+/// Options of `new Store(...)`: what is not given comes from Laravel's variables
+/// (`DYNAMODB_CACHE_TABLE`, `DYNAMODB_ENDPOINT`, `AWS_DEFAULT_REGION`, `CACHE_PREFIX`,
+/// `DDBLOCK_LAYOUT`), then Laravel's defaults.
 #[napi(object)]
 #[derive(Default)]
 pub struct StoreOptions {
@@ -39,14 +44,24 @@ pub struct StoreOptions {
     /// Expiry attribute (default `expires_at`).
     pub expiration_attribute: Option<String>,
     /// TCP connect timeout in milliseconds.
-    pub connect_timeout_ms: Option<u32>,
+    pub connect_timeout_ms: Option<f64>,
     /// Timeout of a whole operation including retries, in milliseconds.
-    pub operation_timeout_ms: Option<u32>,
+    pub operation_timeout_ms: Option<f64>,
+    /// Timeout of one attempt (one HTTP request), in milliseconds.
+    pub attempt_timeout_ms: Option<f64>,
     /// Attempts per request including the first (default 3).
     pub max_attempts: Option<u32>,
 }
 
-fn apply(mut b: ddblock::StoreConfigBuilder, o: StoreOptions) -> Result<StoreConfig> {
+/// Milliseconds from JS as a Duration (the core's rule for waits and timeouts).
+fn millis(what: &str, ms: f64) -> Result<Duration> {
+    timeout_from_secs_f64(what, ms / 1000.0).napi()
+}
+
+fn config(o: StoreOptions) -> Result<StoreConfig> {
+    let mut b = StoreConfig::from_env()
+        .napi()?
+        .create_table_hint(CREATE_TABLE_HINT);
     if let Some(v) = o.table {
         b = b.table(v);
     }
@@ -72,10 +87,13 @@ fn apply(mut b: ddblock::StoreConfigBuilder, o: StoreOptions) -> Result<StoreCon
         b = b.expiration_attribute(v);
     }
     if let Some(v) = o.connect_timeout_ms {
-        b = b.connect_timeout(Duration::from_millis(v.into()));
+        b = b.connect_timeout(millis("connectTimeoutMs", v)?);
     }
     if let Some(v) = o.operation_timeout_ms {
-        b = b.operation_timeout(Duration::from_millis(v.into()));
+        b = b.operation_timeout(millis("operationTimeoutMs", v)?);
+    }
+    if let Some(v) = o.attempt_timeout_ms {
+        b = b.attempt_timeout(millis("attemptTimeoutMs", v)?);
     }
     if let Some(v) = o.max_attempts {
         b = b.max_attempts(v);
@@ -83,37 +101,16 @@ fn apply(mut b: ddblock::StoreConfigBuilder, o: StoreOptions) -> Result<StoreCon
     b.build().napi()
 }
 
-/// The configuration plus the core store, connected on first use (building the AWS client is
-/// async, a JS constructor is not).
-struct Shared {
-    cfg: StoreConfig,
-    store: OnceCell<ddblock::Store>,
-}
-
-impl Shared {
-    async fn store(&self) -> Result<&ddblock::Store> {
-        self.store
-            .get_or_try_init(|| ddblock::Store::connect(self.cfg.clone()))
-            .await
-            .map_err(error::to_napi)
-    }
-}
-
-/// Whole seconds from a JS number (ttl), refusing NaN, fractions and out-of-range values.
-fn secs(ttl: f64) -> Result<i64> {
-    if !ttl.is_finite() || ttl.fract() != 0.0 || ttl.abs() > 1e15 {
-        return Err(binding_error(
-            ErrorKind::InvalidTtl,
-            format!("invalid ttl {ttl}: use whole seconds"),
-        ));
-    }
-    Ok(ttl as i64)
+/// Every error code, in the core's order (`ErrorKind::ALL`): what `lib.js` exports as `CODES`.
+#[napi]
+pub fn error_codes() -> Vec<String> {
+    ErrorKind::ALL.iter().map(|k| error::code_of(*k)).collect()
 }
 
 /// A Laravel cache table (`Illuminate\Cache\DynamoDbStore`'s items). Cheap to share.
 #[napi(js_name = "NativeStore")]
 pub struct Store {
-    shared: Arc<Shared>,
+    inner: ddblock::Store,
 }
 
 #[napi]
@@ -121,163 +118,240 @@ impl Store {
     /// A store over `options` (CONFIG error when invalid). Connects on the first call.
     #[napi(constructor, catch_unwind)]
     pub fn new(options: Option<StoreOptions>) -> Result<Self> {
-        let cfg = apply(StoreConfig::builder(), options.unwrap_or_default())?;
-        Ok(Self::from_cfg(cfg))
-    }
-
-    /// A store from Laravel's variables (`DYNAMODB_CACHE_TABLE`, `DYNAMODB_ENDPOINT`,
-    /// `AWS_DEFAULT_REGION`, `CACHE_PREFIX`, `DDBLOCK_LAYOUT`), then `overrides`.
-    #[napi(factory, catch_unwind)]
-    pub fn from_env(overrides: Option<StoreOptions>) -> Result<Self> {
-        let b = StoreConfig::from_env().napi()?;
-        Ok(Self::from_cfg(apply(b, overrides.unwrap_or_default())?))
-    }
-
-    fn from_cfg(cfg: StoreConfig) -> Self {
-        Store {
-            shared: Arc::new(Shared {
-                cfg,
-                store: OnceCell::new(),
-            }),
-        }
+        Ok(Store {
+            inner: ddblock::Store::new(config(options.unwrap_or_default())?),
+        })
     }
 
     /// The table name.
     #[napi(getter)]
     pub fn table(&self) -> String {
-        self.shared.cfg.table().to_owned()
+        self.inner.config().table().to_owned()
     }
 
     /// The prefix as configured.
     #[napi(getter)]
     pub fn prefix(&self) -> String {
-        self.shared.cfg.prefix().to_owned()
+        self.inner.config().prefix().to_owned()
     }
 
     /// The key layout (`laravel8`, `laravel11`, `laravel12`).
     #[napi(getter)]
     pub fn layout(&self) -> String {
-        self.shared.cfg.layout().as_str().to_owned()
+        self.inner.config().layout().as_str().to_owned()
+    }
+
+    /// The endpoint URL, if one is set.
+    #[napi(getter)]
+    pub fn endpoint(&self) -> Option<String> {
+        self.inner.config().endpoint().map(str::to_owned)
     }
 
     /// A lock handle (no request yet). `ttl` in seconds (0 = 86400, as Laravel); `owner`
-    /// defaults to a fresh random token. An invalid name or ttl throws here.
+    /// defaults to a fresh random token. An invalid name, ttl or owner throws here.
     #[napi(catch_unwind)]
     pub fn lock(&self, name: String, ttl: Option<f64>, owner: Option<String>) -> Result<Lock> {
-        let ttl = secs(ttl.unwrap_or(0.0))?;
-        self.shared.cfg.lock_key(&name).napi()?;
-        ddblock::lock::lock_ttl(ttl).napi()?;
-        let owner = owner.unwrap_or_else(ddblock::lock::random_owner);
-        Ok(Lock::new(self.shared.clone(), name, ttl, owner))
-    }
-
-    /// A handle on a lock someone holds as `owner` (Laravel's `restoreLock`).
-    #[napi(catch_unwind)]
-    pub fn restore_lock(&self, name: String, owner: String) -> Result<Lock> {
-        self.shared.cfg.lock_key(&name).napi()?;
-        Ok(Lock::new(self.shared.clone(), name, 0, owner))
+        let ttl = ttl_from_f64(ttl.unwrap_or(0.0)).napi()?;
+        Ok(Lock {
+            inner: self.inner.make_lock(&name, ttl, owner).napi()?,
+        })
     }
 
     /// The value of `key`, or `undefined` when missing or expired.
     #[napi(ts_return_type = "Promise<unknown>")]
     pub async fn get(&self, key: String) -> Result<Cached> {
-        let s = self.shared.clone();
-        Ok(Cached(s.store().await?.get(&key).await.napi()?))
+        Ok(Cached(self.inner.get(&key).await.napi()?))
     }
 
-    /// Values of `keys` (an object in the order asked; missing → `undefined`).
+    /// Values of `keys` (an object in the order asked; missing → `undefined`; an item that is
+    /// not a Laravel value → an Error with code CODEC).
     #[napi(ts_return_type = "Promise<Record<string, unknown>>")]
     pub async fn many(&self, keys: Vec<String>) -> Result<Many> {
-        let s = self.shared.clone();
         let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
-        Ok(Many(s.store().await?.many(&refs).await.napi()?))
+        Ok(Many(self.inner.many(&refs).await.napi()?))
     }
 
     /// Stores `value` for `ttl` seconds.
     #[napi(ts_args_type = "key: string, value: unknown, ttl: number")]
     pub async fn put(&self, key: String, value: JsPhp, ttl: f64) -> Result<()> {
-        let s = self.shared.clone();
-        s.store()
-            .await?
-            .put(&key, &value.0, secs(ttl)?)
-            .await
-            .napi()
+        let ttl = ttl_from_f64(ttl).napi()?;
+        self.inner.put(&key, &value.0, ttl).await.napi()
     }
 
     /// Stores many values with one expiry.
     #[napi(ts_args_type = "values: Record<string, unknown>, ttl: number")]
     pub async fn put_many(&self, values: Entries, ttl: f64) -> Result<()> {
-        let s = self.shared.clone();
+        let ttl = ttl_from_f64(ttl).napi()?;
         let pairs: Vec<(&str, ddblock::PhpValue)> = values
             .0
             .iter()
             .map(|(k, v)| (k.as_str(), v.clone()))
             .collect();
-        s.store().await?.put_many(&pairs, secs(ttl)?).await.napi()
+        self.inner.put_many(&pairs, ttl).await.napi()
     }
 
     /// Stores `value` only if `key` is missing or expired; true when stored.
     #[napi(ts_args_type = "key: string, value: unknown, ttl: number")]
     pub async fn add(&self, key: String, value: JsPhp, ttl: f64) -> Result<bool> {
-        let s = self.shared.clone();
-        s.store()
-            .await?
-            .add(&key, &value.0, secs(ttl)?)
-            .await
-            .napi()
+        let ttl = ttl_from_f64(ttl).napi()?;
+        self.inner.add(&key, &value.0, ttl).await.napi()
     }
 
-    /// Adds `by` (default 1) to a live numeric entry; the new value, or `null` when missing.
+    /// Adds `by` (default 1; fractions too, as Laravel) to a live numeric entry; the new value
+    /// cast to int as Laravel does, or `null` when missing.
     #[napi(ts_return_type = "Promise<number | bigint | null>")]
     pub async fn increment(&self, key: String, by: Option<f64>) -> Result<JsPhp> {
-        let s = self.shared.clone();
-        let r = s
-            .store()
-            .await?
-            .increment(&key, secs(by.unwrap_or(1.0))?)
-            .await;
-        Ok(JsPhp(r.napi()?.into()))
+        let by = Amount::from_f64(by.unwrap_or(1.0)).napi()?;
+        Ok(JsPhp(self.inner.increment(&key, by).await.napi()?.into()))
     }
 
     /// Subtracts `by` (default 1) from a live numeric entry; the new value, or `null` when missing.
     #[napi(ts_return_type = "Promise<number | bigint | null>")]
     pub async fn decrement(&self, key: String, by: Option<f64>) -> Result<JsPhp> {
-        let s = self.shared.clone();
-        let r = s
-            .store()
-            .await?
-            .decrement(&key, secs(by.unwrap_or(1.0))?)
-            .await;
-        Ok(JsPhp(r.napi()?.into()))
+        let by = Amount::from_f64(by.unwrap_or(1.0)).napi()?;
+        Ok(JsPhp(self.inner.decrement(&key, by).await.napi()?.into()))
     }
 
     /// Stores `value` for 5 years (Laravel's `forever`).
     #[napi(ts_args_type = "key: string, value: unknown")]
     pub async fn forever(&self, key: String, value: JsPhp) -> Result<()> {
-        let s = self.shared.clone();
-        s.store().await?.forever(&key, &value.0).await.napi()
+        self.inner.forever(&key, &value.0).await.napi()
     }
 
     /// Deletes `key`.
     #[napi]
     pub async fn forget(&self, key: String) -> Result<()> {
-        let s = self.shared.clone();
-        s.store().await?.forget(&key).await.napi()
+        self.inner.forget(&key).await.napi()
     }
 
     /// Sets a live entry's expiry to now + `ttl`; false when missing or expired.
     #[napi]
     pub async fn touch(&self, key: String, ttl: f64) -> Result<bool> {
-        let s = self.shared.clone();
-        s.store().await?.touch(&key, secs(ttl)?).await.napi()
+        let ttl = ttl_from_f64(ttl).napi()?;
+        self.inner.touch(&key, ttl).await.napi()
     }
 
     /// Always rejects with `UNSUPPORTED` (a DynamoDB table cannot be flushed, as in Laravel).
     #[napi]
     pub async fn flush(&self) -> Result<()> {
-        let s = self.shared.clone();
-        s.store().await?.flush().await.napi()
+        self.inner.flush().await.napi()
     }
+
+    /// Creates the table Laravel's cache store needs (idempotent), waits up to `waitMs`
+    /// (default 120 000) for ACTIVE and enables TTL unless `ttl` is false.
+    #[napi]
+    pub async fn create_table(&self, options: Option<CreateTableInput>) -> Result<TableReport> {
+        let o = options.unwrap_or_default();
+        let mut opts = CreateTableOptions::new().ttl(o.ttl.unwrap_or(true));
+        if let Some(ms) = o.wait_ms {
+            opts = opts.wait(millis("waitMs", ms)?);
+        }
+        let r = self.inner.create_table(&opts).await.napi()?;
+        Ok(TableReport {
+            created: r.created,
+            ready: r.ready(),
+            status: r.status.clone(),
+            key_schema_problem: r.key_schema_problem.clone(),
+            ttl: r.ttl.as_ref().map(ttl_state),
+            ttl_changed: r.ttl_changed,
+        })
+    }
+
+    /// Checks the table (exists, key schema, TTL) and, unless `scan` is false, its items.
+    #[napi]
+    pub async fn doctor(&self, options: Option<DoctorInput>) -> Result<DoctorReport> {
+        let scan = options.and_then(|o| o.scan).unwrap_or(true);
+        let opts = DoctorOptions::new().scan(scan.then(ScanOptions::new));
+        let r = self.inner.doctor(&opts, |_| {}).await.napi()?;
+        Ok(DoctorReport {
+            healthy: r.healthy(),
+            checks: r
+                .checks
+                .iter()
+                .map(|c| Check {
+                    id: c.id.as_str().to_owned(),
+                    status: c.status.as_str().to_owned(),
+                    detail: c.detail.clone(),
+                })
+                .collect(),
+            table_status: r.table_status.clone(),
+            ttl: r.ttl.as_ref().map(ttl_state),
+        })
+    }
+}
+
+/// Options of `createTable`.
+#[napi(object)]
+#[derive(Default)]
+pub struct CreateTableInput {
+    /// Enable TTL on the expiry attribute (default true).
+    pub ttl: Option<bool>,
+    /// How long to wait for the table to become ACTIVE (default 120 000).
+    pub wait_ms: Option<f64>,
+}
+
+/// Options of `doctor`.
+#[napi(object)]
+pub struct DoctorInput {
+    /// Scan the items too (default true).
+    pub scan: Option<bool>,
+}
+
+/// The table's TTL setting.
+#[napi(object)]
+pub struct Ttl {
+    /// `enabled`, `enabling`, `disabling`, `disabled` or `unknown`.
+    pub state: String,
+    /// The TTL attribute, when there is one.
+    pub attribute: Option<String>,
+}
+
+fn ttl_state(t: &TtlState) -> Ttl {
+    Ttl {
+        state: t.as_str().to_owned(),
+        attribute: t.attribute().map(str::to_owned),
+    }
+}
+
+/// What `createTable` did.
+#[napi(object)]
+pub struct TableReport {
+    /// This call created the table.
+    pub created: bool,
+    /// ACTIVE with the right key schema.
+    pub ready: bool,
+    /// The table status.
+    pub status: String,
+    /// Why the key schema does not fit, for an existing table.
+    pub key_schema_problem: Option<String>,
+    /// The TTL setting afterwards.
+    pub ttl: Option<Ttl>,
+    /// This call enabled TTL.
+    pub ttl_changed: bool,
+}
+
+/// One doctor check.
+#[napi(object)]
+pub struct Check {
+    /// `table`, `key_schema`, `ttl`, `expired_items`, `default_ttl_locks`, `invalid_items`.
+    pub id: String,
+    /// `ok`, `warn`, `fail`, `unknown`, `skipped`.
+    pub status: String,
+    /// What was found.
+    pub detail: String,
+}
+
+/// What `doctor` found.
+#[napi(object)]
+pub struct DoctorReport {
+    /// No check failed.
+    pub healthy: bool,
+    /// Every check.
+    pub checks: Vec<Check>,
+    /// The table status, absent when it does not exist.
+    pub table_status: Option<String>,
+    /// The TTL setting, absent when the table does not exist.
+    pub ttl: Option<Ttl>,
 }
 
 /// Who holds a lock.
@@ -289,61 +363,10 @@ pub struct Holder {
     pub expires_at: Option<i64>,
 }
 
-/// A named lock with an owner token; every method is one request (or a wait loop for `block`).
+/// A named lock with an owner token; every method is one request (or a wait loop).
 #[napi(js_name = "NativeLock")]
 pub struct Lock {
-    shared: Arc<Shared>,
-    name: String,
-    ttl: i64,
-    owner: String,
-    lock: Arc<OnceCell<ddblock::Lock>>,
-}
-
-impl Lock {
-    fn new(shared: Arc<Shared>, name: String, ttl: i64, owner: String) -> Self {
-        Lock {
-            shared,
-            name,
-            ttl,
-            owner,
-            lock: Arc::new(OnceCell::new()),
-        }
-    }
-
-    fn parts(
-        &self,
-    ) -> (
-        Arc<Shared>,
-        Arc<OnceCell<ddblock::Lock>>,
-        String,
-        i64,
-        String,
-    ) {
-        (
-            self.shared.clone(),
-            self.lock.clone(),
-            self.name.clone(),
-            self.ttl,
-            self.owner.clone(),
-        )
-    }
-}
-
-async fn core_lock(
-    parts: &(
-        Arc<Shared>,
-        Arc<OnceCell<ddblock::Lock>>,
-        String,
-        i64,
-        String,
-    ),
-) -> Result<&ddblock::Lock> {
-    let (shared, cell, name, ttl, owner) = parts;
-    cell.get_or_try_init(|| async {
-        let store = shared.store().await?;
-        store.lock_with_owner(name, *ttl, owner.clone()).napi()
-    })
-    .await
+    inner: ddblock::Lock,
 }
 
 #[napi]
@@ -351,79 +374,72 @@ impl Lock {
     /// The lock name as given.
     #[napi(getter)]
     pub fn name(&self) -> String {
-        self.name.clone()
+        self.inner.name().to_owned()
     }
 
     /// The owner token (share it to release from elsewhere with `restoreLock`).
     #[napi(getter)]
     pub fn owner(&self) -> String {
-        self.owner.clone()
+        self.inner.owner().to_owned()
     }
 
-    /// The ttl in seconds as given (0 means 86400).
+    /// The ttl in seconds (0 was turned into 86400).
     #[napi(getter)]
     pub fn ttl(&self) -> i64 {
-        self.ttl
+        self.inner.ttl_secs()
     }
 
-    /// One conditional PutItem: true when the lock is ours (also when an earlier attempt with
-    /// this owner already took it), false when someone else holds it.
+    /// Takes the lock: one conditional PutItem without `waitMs`; with it, retries for up to
+    /// `waitMs`. True when the lock is ours, false when someone else still holds it.
     #[napi]
-    pub async fn acquire(&self) -> Result<bool> {
-        let p = self.parts();
-        Ok(core_lock(&p).await?.acquire().await.napi()?.is_acquired())
+    pub async fn acquire(&self, wait_ms: Option<f64>) -> Result<bool> {
+        let wait = wait_ms.map(|ms| millis("waitMs", ms)).transpose()?;
+        Ok(self.inner.acquire_within(wait).await.napi()?.is_acquired())
     }
 
     /// Retries for up to `timeoutMs`; resolves to the expiry (Unix seconds) or rejects with
-    /// `LOCK_TIMEOUT`.
+    /// `LOCK_TIMEOUT` (Laravel's `block`).
     #[napi]
     pub async fn block(&self, timeout_ms: f64) -> Result<i64> {
-        let p = self.parts();
-        let timeout = Duration::from_secs_f64(timeout_ms.max(0.0) / 1000.0);
-        core_lock(&p).await?.block(timeout).await.napi()
+        let timeout = millis("timeoutMs", timeout_ms)?;
+        self.inner.block(timeout).await.napi()
     }
 
     /// ONE DeleteItem conditioned on our owner: true when this call deleted our lock.
     #[napi]
     pub async fn release(&self) -> Result<bool> {
-        let p = self.parts();
-        Ok(core_lock(&p).await?.release().await.napi()?.is_released())
+        Ok(self.inner.release().await.napi()?.is_released())
     }
 
     /// Deletes the lock whoever holds it.
     #[napi]
     pub async fn force_release(&self) -> Result<()> {
-        let p = self.parts();
-        core_lock(&p).await?.force_release().await.napi()
+        self.inner.force_release().await.napi()
     }
 
     /// Extends our live lock to now + `ttl` (the lock's ttl by default); false when not ours.
     #[napi]
     pub async fn refresh(&self, ttl: Option<f64>) -> Result<bool> {
-        let p = self.parts();
-        let ttl = ttl.map(secs).transpose()?;
-        core_lock(&p).await?.refresh(ttl).await.napi()
+        let ttl = ttl.map(ttl_from_f64).transpose().napi()?;
+        self.inner.refresh(ttl).await.napi()
     }
 
     /// Whether anyone holds the lock now (consistent read).
     #[napi]
     pub async fn is_locked(&self) -> Result<bool> {
-        let p = self.parts();
-        core_lock(&p).await?.is_locked().await.napi()
+        self.inner.is_locked().await.napi()
     }
 
     /// Whether this owner holds the lock now (consistent read).
     #[napi]
     pub async fn is_owned(&self) -> Result<bool> {
-        let p = self.parts();
-        core_lock(&p).await?.is_owned().await.napi()
+        self.inner.is_owned().await.napi()
     }
 
     /// Who holds the lock now (consistent read), or `null` when free or expired.
     #[napi]
     pub async fn holder(&self) -> Result<Option<Holder>> {
-        let p = self.parts();
-        let h = core_lock(&p).await?.current_holder().await.napi()?;
+        let h = self.inner.current_holder().await.napi()?;
         Ok(h.map(|h| Holder {
             owner: h.owner,
             expires_at: h.expires_at,

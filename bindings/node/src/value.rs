@@ -11,14 +11,17 @@
 
 use std::ptr;
 
-use ddblock::codec::ObjectKind;
-use ddblock::{ErrorKind, PhpKey, PhpObject, PhpValue};
+use ddblock::codec::{Limits, ObjectKind};
+use ddblock::{ErrorKind, ManyEntry, PhpKey, PhpObject, PhpValue};
 use napi::bindgen_prelude::{BigInt, FromNapiValue, ToNapiValue, TypeName, ValidateNapiValue};
 use napi::{sys, Result, ValueType};
 
-use crate::error::binding_error;
+use crate::error::{binding_error, to_napi};
 
-const MAX_DEPTH: usize = 512;
+/// Deepest nesting accepted: the core decoder's own limit (anything deeper could not be read back).
+fn max_depth() -> usize {
+    Limits::default().max_depth
+}
 const MAX_SAFE: i64 = (1 << 53) - 1;
 
 /// A PHP value crossing the boundary (argument or result).
@@ -122,9 +125,11 @@ unsafe fn own_entries(
 
 /// Converts one JS value to a PHP value.
 unsafe fn from_js(env: sys::napi_env, v: sys::napi_value, depth: usize) -> Result<PhpValue> {
-    if depth > MAX_DEPTH {
+    if depth > max_depth() {
         return Err(codec(format!(
-            "value nested deeper than {MAX_DEPTH} levels (a cycle?) cannot be stored"
+            "value nested deeper than {} levels (a cycle?) cannot be stored: PHP values read \
+             back by ddblock are at most that deep",
+            max_depth()
         )));
     }
     match type_of(env, v)? {
@@ -378,8 +383,10 @@ impl ToNapiValue for Cached {
     }
 }
 
-/// Values of several keys, as a JS object in the order asked (missing keys → `undefined`).
-pub struct Many(pub Vec<(String, Option<PhpValue>)>);
+/// Values of several keys, as a JS object in the order asked: the value, `undefined` when
+/// missing, or an `Error` (tagged `CODEC: ...`, made a `DdblockError` by lib.js) for a key whose
+/// item is not a Laravel value.
+pub struct Many(pub Vec<(String, ManyEntry)>);
 
 impl TypeName for Many {
     fn type_name() -> &'static str {
@@ -394,11 +401,34 @@ impl ToNapiValue for Many {
     unsafe fn to_napi_value(env: sys::napi_env, v: Self) -> Result<sys::napi_value> {
         let o = object()(env)?;
         for (k, v) in v.0 {
-            let js = Cached::to_napi_value(env, Cached(v))?;
+            let js = match v {
+                Ok(v) => Cached::to_napi_value(env, Cached(v))?,
+                Err(e) => error_object(env, &to_napi(e).reason)?,
+            };
             set(env, o, k.as_bytes(), js)?;
         }
         Ok(o)
     }
+}
+
+/// A JS `Error` whose message is `message`.
+unsafe fn error_object(env: sys::napi_env, message: &str) -> Result<sys::napi_value> {
+    let mut msg = ptr::null_mut();
+    check(
+        sys::napi_create_string_utf8(
+            env,
+            message.as_ptr().cast(),
+            message.len() as isize,
+            &mut msg,
+        ),
+        "string",
+    )?;
+    let mut out = ptr::null_mut();
+    check(
+        sys::napi_create_error(env, ptr::null_mut(), msg, &mut out),
+        "error",
+    )?;
+    Ok(out)
 }
 
 /// Key → value pairs from a plain JS object, for `putMany`.

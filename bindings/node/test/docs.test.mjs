@@ -25,6 +25,6 @@ for (const { name, endpoint } of SERVERS) {
   test(`examples run on ${name}`, async () => {
     assert.equal(await run('quickstart.mjs', endpoint), "42 { theme: 'dark', limits: [ 10, 20 ] }\n")
     const out = await run('errors.mjs', endpoint)
-    assert.match(out, /^busy: timed out after .* waiting for lock `nightly` \(held by .*\)\ntrue\n$/)
+    assert.match(out, /^false\nbusy: timed out after .* waiting for lock `nightly` \(held by .*\)\ntrue\n$/)
   })
 }

@@ -172,7 +172,7 @@ print(json.dumps(lock.owner))`, { name })
       await store.put('fromnode', { a: [1, 2.5, 'x', null, true] }, 60)
       assert.deepEqual(await python(endpoint, table, `
 print(json.dumps(store.get("fromnode")))
-store.put("frompy", {"k": [1, "two"]}, 60)`, null), { a: [1, 2.5, 'x', null, true] })
+store.put("frompy", {"k": [1, "two"]}, ttl=60)`, null), { a: [1, 2.5, 'x', null, true] })
       assert.deepEqual(await store.get('frompy'), { k: [1, 'two'] })
     })
   })

@@ -1,5 +1,5 @@
 // Type-checked (tsc --noEmit, scripts/check-types.mjs), never run: the public types in use.
-import { Store, Lock, DdblockError, CODES, type PhpValue, type ErrorCode, type Holder } from '..'
+import { Store, Lock, DdblockError, CODES, type PhpValue, type ErrorCode, type Holder, type TableReport } from '..'
 
 async function main (): Promise<void> {
   const store = new Store({ table: 'cache', prefix: 'app_', layout: 'laravel12', endpoint: 'http://127.0.0.1:8000' })
@@ -15,7 +15,11 @@ async function main (): Promise<void> {
   const n: number = await store.withLock('x', { ttl: 10, timeoutMs: 100 }, async (l: Lock) => (await l.isOwned()) ? 1 : 0)
   await store.put('k', { a: [1, 'b', null, true, 2n, Buffer.from('x')], u: undefined }, 60)
   const v: PhpValue | undefined = await store.get('k')
-  const m: Record<string, PhpValue | undefined> = await store.many(['a', 'b'])
+  const m: Record<string, PhpValue | undefined | DdblockError> = await store.many(['a', 'b'])
+  const report: TableReport = await store.createTable({ ttl: true, waitMs: 1000 })
+  const healthy: boolean = (await store.doctor({ scan: false })).healthy
+  const acquired: boolean = await lock.acquire({ wait: { timeoutMs: 10 } })
+  const until: number = await lock.block(10)
   const i: number | bigint | null = await store.increment('counter', 2)
   try {
     await env.flush()

@@ -5,15 +5,19 @@
 //! `ddblock.PhpObject`. PHP → Python: strings come back as `str` when they are UTF-8, else
 //! `bytes`; an array whose keys are 0..n in order comes back as a `list`, any other as a `dict`.
 
+use std::time::Duration;
+
+use ddblock::admin::{CreateTableReport, DoctorReport, TtlState};
 use ddblock::codec::{Limits, ObjectKind};
-use ddblock::{Holder, PhpKey, PhpObject, PhpValue};
+use ddblock::format::input::{ttl_from_f64, Amount};
+use ddblock::{Error, Holder, ManyEntry, PhpKey, PhpObject, PhpValue};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{
     PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyType,
 };
 
-use crate::errors::{codec_error, type_error};
+use crate::errors::{self, codec_error, type_error};
 
 static PHP_OBJECT: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static HOLDER: PyOnceLock<Py<PyType>> = PyOnceLock::new();
@@ -208,8 +212,9 @@ impl<'py> IntoPyObject<'py> for OptPhp {
     }
 }
 
-/// `many()`'s answer: a dict in input order (`None` for missing keys).
-pub struct Many(pub Vec<(String, Option<PhpValue>)>);
+/// `many()`'s answer: a dict in input order: the value, `None` for a missing key, or a
+/// `CodecError` instance for a key whose item is not a Laravel value.
+pub struct Many(pub Vec<(String, ManyEntry)>);
 
 impl<'py> IntoPyObject<'py> for Many {
     type Target = PyAny;
@@ -219,8 +224,139 @@ impl<'py> IntoPyObject<'py> for Many {
     fn into_pyobject(self, py: Python<'py>) -> PyResult<Self::Output> {
         let d = PyDict::new(py);
         for (k, v) in self.0 {
-            d.set_item(k, OptPhp(v).into_pyobject(py)?)?;
+            match v {
+                Ok(v) => d.set_item(k, OptPhp(v).into_pyobject(py)?)?,
+                Err(e) => d.set_item(k, errors::to_py(e).into_value(py))?,
+            }
         }
+        Ok(d.into_any())
+    }
+}
+
+/// A ttl in whole seconds from a Python int or float (the core's rule for fractions).
+pub fn ttl(v: &Bound<'_, PyAny>) -> PyResult<i64> {
+    if v.cast::<PyBool>().is_err() {
+        if let Ok(i) = v.cast::<PyInt>() {
+            return i.extract::<i64>().map_err(|_| {
+                errors::to_py(Error::InvalidTtl {
+                    ttl: 0,
+                    reason: format!("{i} seconds is out of range"),
+                })
+            });
+        }
+        if let Ok(f) = v.cast::<PyFloat>() {
+            return ttl_from_f64(f.value()).map_err(errors::to_py);
+        }
+    }
+    Err(errors::to_py(Error::InvalidTtl {
+        ttl: 0,
+        reason: format!(
+            "a ttl is a whole number of seconds (int), not {}",
+            v.get_type().name()?
+        ),
+    }))
+}
+
+/// An increment amount from a Python int or float.
+pub fn amount(v: &Bound<'_, PyAny>) -> PyResult<Amount> {
+    if v.cast::<PyBool>().is_err() {
+        if let Ok(i) = v.cast::<PyInt>() {
+            return int_value(i).map(Amount::Int);
+        }
+        if let Ok(f) = v.cast::<PyFloat>() {
+            return Amount::from_f64(f.value()).map_err(errors::to_py);
+        }
+    }
+    Err(type_error(format!(
+        "the amount to increment by must be an int or a float, not {}",
+        v.get_type().name()?
+    )))
+}
+
+/// A wait in seconds: `inf` means no limit.
+pub fn wait_duration(secs: f64) -> PyResult<Duration> {
+    if secs == f64::INFINITY {
+        return Ok(Duration::MAX);
+    }
+    ddblock::format::input::timeout_from_secs_f64("timeout", secs).map_err(errors::to_py)
+}
+
+fn ttl_state<'py>(py: Python<'py>, t: &TtlState) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("state", t.as_str())?;
+    d.set_item("attribute", t.attribute())?;
+    if let TtlState::Unknown { reason } = t {
+        d.set_item("reason", reason)?;
+    }
+    Ok(d)
+}
+
+/// `create_table()`'s report, crossing back as a dict.
+pub struct CreateReport(pub CreateTableReport);
+
+impl<'py> IntoPyObject<'py> for CreateReport {
+    type Target = PyAny;
+    type Output = Bound<'py, PyAny>;
+    type Error = PyErr;
+
+    fn into_pyobject(self, py: Python<'py>) -> PyResult<Self::Output> {
+        let r = self.0;
+        let d = PyDict::new(py);
+        d.set_item("created", r.created)?;
+        d.set_item("ready", r.ready())?;
+        d.set_item("status", &r.status)?;
+        d.set_item("key_schema_problem", &r.key_schema_problem)?;
+        d.set_item("ttl", r.ttl.as_ref().map(|t| ttl_state(py, t)).transpose()?)?;
+        d.set_item("ttl_changed", r.ttl_changed)?;
+        Ok(d.into_any())
+    }
+}
+
+/// `doctor()`'s report, crossing back as a dict.
+pub struct Doctor(pub DoctorReport);
+
+impl<'py> IntoPyObject<'py> for Doctor {
+    type Target = PyAny;
+    type Output = Bound<'py, PyAny>;
+    type Error = PyErr;
+
+    fn into_pyobject(self, py: Python<'py>) -> PyResult<Self::Output> {
+        let r = self.0;
+        let d = PyDict::new(py);
+        d.set_item("healthy", r.healthy())?;
+        let checks = PyList::empty(py);
+        for c in &r.checks {
+            let cd = PyDict::new(py);
+            cd.set_item("id", c.id.as_str())?;
+            cd.set_item("status", c.status.as_str())?;
+            cd.set_item("detail", &c.detail)?;
+            checks.append(cd)?;
+        }
+        d.set_item("checks", checks)?;
+        d.set_item("table_status", &r.table_status)?;
+        d.set_item("billing_mode", &r.billing_mode)?;
+        d.set_item("ttl", r.ttl.as_ref().map(|t| ttl_state(py, t)).transpose()?)?;
+        let counts = match &r.counts {
+            Some(c) => {
+                let cd = PyDict::new(py);
+                for (k, v) in [
+                    ("scanned", c.scanned),
+                    ("items", c.items),
+                    ("locks", c.locks),
+                    ("cache", c.cache),
+                    ("other", c.other),
+                    ("expired_but_present", c.expired_but_present),
+                    ("default_ttl_locks", c.default_ttl_locks),
+                    ("invalid_expiry", c.invalid_expiry),
+                    ("skipped", c.skipped),
+                ] {
+                    cd.set_item(k, v)?;
+                }
+                cd.into_any()
+            }
+            None => py.None().into_bound(py),
+        };
+        d.set_item("counts", counts)?;
         Ok(d.into_any())
     }
 }

@@ -1,12 +1,16 @@
-//! `ddblock._native`: the Python binding of the ddblock core. It converts types and errors and
-//! nothing else; the pure-Python package `ddblock` adds the exceptions, context managers and
-//! `AsyncStore` on top (bindings/python/ddblock/).
+//! `ddblock._native`: the Python binding of the ddblock core. It holds core objects and
+//! converts types and errors, nothing else; every operation returns a `Pending` that the
+//! pure-Python package (bindings/python/python/ddblock/) waits for (`Store`) or awaits
+//! (`AsyncStore`).
 
 mod convert;
 mod errors;
 mod lock;
+mod pending;
 mod runtime;
 mod store;
+
+use std::time::Duration;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -30,31 +34,43 @@ fn unserialize<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound
     convert::to_py(py, &v)
 }
 
-/// `(core kind, exception class)` for every error kind the binding maps.
+/// `(kind, exception class)` for every error kind of the core.
 #[pyfunction]
-fn _error_kinds() -> Vec<(String, &'static str)> {
+fn _error_kinds() -> Vec<(&'static str, &'static str)> {
     ddblock::ErrorKind::ALL
         .iter()
-        .map(|k| (errors::kind_name(*k), errors::class_name(*k)))
+        .map(|k| (k.as_str(), errors::class_name(*k)))
         .collect()
 }
 
 /// The exception a sample core error of `kind` becomes (tests of the mapping).
 #[pyfunction]
 fn _sample_error(py: Python<'_>, kind: &str) -> PyResult<Py<PyAny>> {
-    let e = errors::sample(kind)
-        .ok_or_else(|| PyValueError::new_err(format!("no sample error of kind {kind:?}")))?;
-    Ok(errors::to_py(e).into_value(py).into_any())
+    let k = ddblock::ErrorKind::ALL
+        .iter()
+        .find(|k| k.as_str() == kind)
+        .ok_or_else(|| PyValueError::new_err(format!("no error kind {kind:?}")))?;
+    Ok(errors::to_py(errors::sample(*k)).into_value(py).into_any())
 }
 
+/// Stops the binding's runtime (registered with `atexit` by the package; see runtime.rs).
+#[pyfunction]
+fn _shutdown(py: Python<'_>, timeout: f64) {
+    runtime::shutdown(py, Duration::from_secs_f64(timeout.clamp(0.0, 60.0)));
+}
+
+/// The extension module, declared so that its stubs can be generated (`maturin generate-stubs`).
 #[pymodule]
-fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    m.add_class::<store::PyStore>()?;
-    m.add_class::<lock::PyLock>()?;
-    m.add_function(wrap_pyfunction!(serialize, m)?)?;
-    m.add_function(wrap_pyfunction!(unserialize, m)?)?;
-    m.add_function(wrap_pyfunction!(_error_kinds, m)?)?;
-    m.add_function(wrap_pyfunction!(_sample_error, m)?)?;
-    Ok(())
+mod _native {
+    #[allow(non_upper_case_globals)]
+    #[pymodule_export]
+    const __version__: &str = env!("CARGO_PKG_VERSION");
+    #[pymodule_export]
+    use super::lock::PyLock;
+    #[pymodule_export]
+    use super::pending::Pending;
+    #[pymodule_export]
+    use super::store::PyStore;
+    #[pymodule_export]
+    use super::{_error_kinds, _sample_error, _shutdown, serialize, unserialize};
 }

@@ -18,7 +18,7 @@ use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::ptr;
 use std::sync::atomic::{AtomicPtr, Ordering};
-use std::sync::mpsc;
+use std::sync::{mpsc, Mutex};
 use std::time::Duration;
 
 use futures_util::FutureExt;
@@ -27,28 +27,30 @@ use pyo3::panic::PanicException;
 use pyo3::prelude::*;
 use pyo3_async_runtimes::generic::{self, ContextExt};
 use pyo3_async_runtimes::TaskLocals;
-use tokio::runtime::{Builder, Runtime};
+use tokio::runtime::{Builder, Handle, Runtime};
 
 /// How often a blocking wait (lock `block`) wakes to let Python handle signals (Ctrl-C).
 const SIGNAL_CHECK: Duration = Duration::from_millis(100);
 
 struct Slot {
     pid: u32,
-    runtime: Runtime,
+    handle: Handle,
+    /// The runtime itself, taken out by [`shutdown`] at interpreter exit.
+    runtime: Mutex<Option<Runtime>>,
 }
 
 /// The current process's runtime; a slot from another pid belongs to a parent before a fork.
 static SLOT: AtomicPtr<Slot> = AtomicPtr::new(ptr::null_mut());
 
-/// This process's runtime, built on first use (and again in a forked child).
-pub fn get() -> &'static Runtime {
+/// A handle on this process's runtime, built on first use (and again in a forked child).
+pub fn get() -> Handle {
     let pid = std::process::id();
     loop {
         let current = SLOT.load(Ordering::Acquire);
         // SAFETY: a published slot is never freed (see below), so the pointer stays valid.
         if let Some(slot) = unsafe { current.as_ref() } {
             if slot.pid == pid {
-                return &slot.runtime;
+                return slot.handle.clone();
             }
         }
         let runtime = Builder::new_multi_thread()
@@ -57,18 +59,45 @@ pub fn get() -> &'static Runtime {
             .thread_name("ddblock-tokio")
             .build()
             .unwrap_or_else(|e| panic!("ddblock: cannot start a tokio runtime: {e}"));
-        let fresh = Box::into_raw(Box::new(Slot { pid, runtime }));
+        let fresh = Box::into_raw(Box::new(Slot {
+            pid,
+            handle: runtime.handle().clone(),
+            runtime: Mutex::new(Some(runtime)),
+        }));
         match SLOT.compare_exchange(current, fresh, Ordering::AcqRel, Ordering::Acquire) {
             // The replaced slot (if any) is a parent's: leaked on purpose.
             // SAFETY: `fresh` is now published and never freed.
-            Ok(_) => return unsafe { &(*fresh).runtime },
+            Ok(_) => return unsafe { (*fresh).handle.clone() },
             Err(_) => {
                 // Another thread published first; ours was never shared.
                 // SAFETY: `fresh` came from Box::into_raw above and was not published.
                 let ours = unsafe { Box::from_raw(fresh) };
-                ours.runtime.shutdown_background();
+                if let Some(rt) = ours.runtime.into_inner().ok().flatten() {
+                    rt.shutdown_background();
+                }
             }
         }
+    }
+}
+
+/// Stops this process's runtime, waiting up to `timeout` for its tasks, with the GIL released.
+///
+/// Registered with `atexit` by the package: worker threads still finishing a task (dropping the
+/// Python objects of an asyncio future, say) would otherwise take the GIL while the interpreter
+/// finalizes, which crashes it ("PyGILState_Release ... finalizing", or a segfault). After this,
+/// spawning on a stale handle cancels the task at once; a later call builds no new runtime.
+pub fn shutdown(py: Python<'_>, timeout: Duration) {
+    let current = SLOT.load(Ordering::Acquire);
+    // SAFETY: as in `get`.
+    let Some(slot) = (unsafe { current.as_ref() }) else {
+        return;
+    };
+    if slot.pid != std::process::id() {
+        return;
+    }
+    let runtime = slot.runtime.lock().ok().and_then(|mut r| r.take());
+    if let Some(rt) = runtime {
+        py.detach(|| rt.shutdown_timeout(timeout));
     }
 }
 

@@ -1,155 +1,46 @@
-//! `ddblock._native.Store`: a core `Store` per process, rebuilt after `os.fork()`.
+//! `ddblock._native.Store`: holds a core `Store` and converts arguments and results. Every
+//! operation returns a [`Pending`] (wait for it or await it): written once for both APIs.
 
-use std::ptr;
-use std::sync::atomic::{AtomicPtr, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
-use ddblock::{Backoff, Consistency, Error, KeyLayout, PhpValue, Store, StoreConfig};
+use ddblock::admin::{CreateTableOptions, DoctorOptions, ScanOptions};
+use ddblock::{Backoff, Consistency, KeyLayout, PhpValue, Store, StoreConfig};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::convert::{to_php, Many, OptPhp};
+use crate::convert::{amount, to_php, ttl, CreateReport, Doctor, Many, OptPhp};
 use crate::errors::to_py;
 use crate::lock::PyLock;
-use crate::runtime;
+use crate::pending::Pending;
 
-/// What a Python `Store` shares with its locks and with the futures of its async calls.
-pub struct Shared {
-    cfg: StoreConfig,
-    /// The connected store of the process that built it; another pid means we are in a forked
-    /// child, whose copy of the client (its connection pool lives on the parent's runtime) is dead.
-    connected: AtomicPtr<Connected>,
-}
-
-struct Connected {
-    pid: u32,
-    store: Store,
-}
-
-impl Shared {
-    fn new(cfg: StoreConfig) -> Arc<Shared> {
-        Arc::new(Shared {
-            cfg,
-            connected: AtomicPtr::new(ptr::null_mut()),
-        })
-    }
-
-    /// This process's connected store, connecting on first use (and again in a forked child).
-    pub async fn store(&self) -> ddblock::Result<Store> {
-        if let Some(s) = self.current() {
-            return Ok(s);
-        }
-        let store = Store::connect(self.cfg.clone()).await?;
-        Ok(self.publish(store))
-    }
-
-    fn current(&self) -> Option<Store> {
-        let p = self.connected.load(Ordering::Acquire);
-        // SAFETY: a published pointer is freed only by Drop, when no one else can read it.
-        unsafe { p.as_ref() }
-            .filter(|c| c.pid == std::process::id())
-            .map(|c| c.store.clone())
-    }
-
-    /// Publishes `store` for this process, unless another caller did first (then returns theirs).
-    fn publish(&self, store: Store) -> Store {
-        let pid = std::process::id();
-        let fresh = Box::into_raw(Box::new(Connected {
-            pid,
-            store: store.clone(),
-        }));
-        loop {
-            let current = self.connected.load(Ordering::Acquire);
-            // SAFETY: as in `current`.
-            if let Some(c) = unsafe { current.as_ref() } {
-                if c.pid == pid {
-                    // SAFETY: `fresh` was never published.
-                    drop(unsafe { Box::from_raw(fresh) });
-                    return c.store.clone();
-                }
-            }
-            // A replaced pointer belongs to a parent process: leaked, never dropped here.
-            if self
-                .connected
-                .compare_exchange(current, fresh, Ordering::AcqRel, Ordering::Acquire)
-                .is_ok()
-            {
-                return store;
-            }
-        }
-    }
-
-    /// The configuration: key checks and lock specs need nothing else (they send nothing).
-    pub fn config(&self) -> &StoreConfig {
-        &self.cfg
-    }
-}
-
-impl Drop for Shared {
-    fn drop(&mut self) {
-        let p = *self.connected.get_mut();
-        // SAFETY: we are the last owner; the pointer came from Box::into_raw.
-        if let Some(c) = unsafe { p.as_ref() } {
-            // A parent's client is not dropped in a child (its tasks live on a dead runtime).
-            if c.pid == std::process::id() {
-                drop(unsafe { Box::from_raw(p) });
-            }
-        }
-    }
-}
-
-/// Seconds as a Duration for the client timeouts.
-fn secs(what: &str, s: Option<f64>) -> PyResult<Option<Duration>> {
-    match s {
-        None => Ok(None),
-        Some(s) if s.is_finite() && s > 0.0 => Ok(Some(Duration::from_secs_f64(s))),
-        Some(s) => Err(to_py(Error::Config(format!(
-            "{what} must be a positive number of seconds, got {s}"
-        )))),
-    }
-}
+/// How a Python caller creates the table, for `TableNotFound`'s message.
+const CREATE_TABLE_HINT: &str = "`store.create_table()` (or `ddblock create-table`)";
 
 /// The native store; `ddblock.Store` and `ddblock.AsyncStore` wrap it.
 #[pyclass(module = "ddblock._native", name = "Store", frozen)]
 pub struct PyStore {
-    shared: Arc<Shared>,
+    inner: Store,
 }
 
-/// Runs `op` on this process's store, blocking with the GIL released.
-macro_rules! sync_op {
-    ($self:ident, $py:ident, |$store:ident| $body:expr) => {{
-        let shared = $self.shared.clone();
-        runtime::block_on($py, async move {
-            let $store = shared.store().await?;
-            $body.await
-        })?
+/// A duration in seconds, or a clear error.
+fn duration(what: &str, secs: Option<f64>) -> PyResult<Option<Duration>> {
+    secs.map(|s| ddblock::format::input::timeout_from_secs_f64(what, s))
+        .transpose()
         .map_err(to_py)
-    }};
-}
-
-/// Runs `op` on this process's store as a Python awaitable.
-macro_rules! async_op {
-    ($self:ident, $py:ident, |$store:ident| $body:expr) => {{
-        let shared = $self.shared.clone();
-        runtime::future_into_py($py, async move {
-            let $store = shared.store().await.map_err(to_py)?;
-            $body.await.map_err(to_py)
-        })
-    }};
 }
 
 #[pymethods]
 impl PyStore {
+    /// Explicit settings win; Laravel's variables fill what is not given; Laravel's defaults last.
     #[new]
     #[pyo3(signature = (
-        *, from_env = false, table = None, prefix = None, layout = None, endpoint_url = None,
-        region = None, key_attribute = None, value_attribute = None, expiration_attribute = None,
-        connect_timeout = None, operation_timeout = None, max_attempts = None, backoff = None
+        *, table = None, prefix = None, layout = None, endpoint_url = None, region = None,
+        key_attribute = None, value_attribute = None, expiration_attribute = None,
+        connect_timeout = None, operation_timeout = None, attempt_timeout = None,
+        max_attempts = None, backoff = None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
-        from_env: bool,
         table: Option<String>,
         prefix: Option<String>,
         layout: Option<&str>,
@@ -160,14 +51,13 @@ impl PyStore {
         expiration_attribute: Option<String>,
         connect_timeout: Option<f64>,
         operation_timeout: Option<f64>,
+        attempt_timeout: Option<f64>,
         max_attempts: Option<u32>,
         backoff: Option<(f64, f64, f64, f64)>,
     ) -> PyResult<Self> {
-        let mut b = if from_env {
-            StoreConfig::from_env().map_err(to_py)?
-        } else {
-            StoreConfig::builder()
-        };
+        let mut b = StoreConfig::from_env()
+            .map_err(to_py)?
+            .create_table_hint(CREATE_TABLE_HINT);
         if let Some(v) = table {
             b = b.table(v);
         }
@@ -192,59 +82,56 @@ impl PyStore {
         if let Some(v) = expiration_attribute {
             b = b.expiration_attribute(v);
         }
-        if let Some(d) = secs("connect_timeout", connect_timeout)? {
+        if let Some(d) = duration("connect_timeout", connect_timeout)? {
             b = b.connect_timeout(d);
         }
-        if let Some(d) = secs("operation_timeout", operation_timeout)? {
+        if let Some(d) = duration("operation_timeout", operation_timeout)? {
             b = b.operation_timeout(d);
+        }
+        if let Some(d) = duration("attempt_timeout", attempt_timeout)? {
+            b = b.attempt_timeout(d);
         }
         if let Some(n) = max_attempts {
             b = b.max_attempts(n);
         }
         if let Some((initial, max, multiplier, jitter)) = backoff {
-            // The core's build() checks the rest; a NaN jitter would panic in Backoff::delay.
-            if !jitter.is_finite() {
-                return Err(to_py(Error::Config(format!(
-                    "backoff jitter must be a number from 0 to 1, got {jitter}"
-                ))));
-            }
             b = b.backoff(Backoff {
-                initial: secs("backoff initial", Some(initial))?.unwrap_or_default(),
-                max: secs("backoff max", Some(max))?.unwrap_or_default(),
+                initial: duration("backoff initial", Some(initial))?.unwrap_or_default(),
+                max: duration("backoff max", Some(max))?.unwrap_or_default(),
                 multiplier,
                 jitter,
             });
         }
         let cfg = b.build().map_err(to_py)?;
         Ok(PyStore {
-            shared: Shared::new(cfg),
+            inner: Store::new(cfg),
         })
     }
 
     #[getter]
     fn table(&self) -> &str {
-        self.shared.cfg.table()
+        self.inner.config().table()
     }
     #[getter]
     fn prefix(&self) -> &str {
-        self.shared.cfg.prefix()
+        self.inner.config().prefix()
     }
     #[getter]
     fn layout(&self) -> &'static str {
-        self.shared.cfg.layout().as_str()
+        self.inner.config().layout().as_str()
     }
     #[getter]
     fn endpoint_url(&self) -> Option<&str> {
-        self.shared.cfg.endpoint()
+        self.inner.config().endpoint()
     }
     #[getter]
     fn region(&self) -> Option<&str> {
-        self.shared.cfg.region()
+        self.inner.config().region()
     }
     /// `(initial, max, multiplier, jitter)` of the lock wait backoff.
     #[getter]
     fn backoff(&self) -> (f64, f64, f64, f64) {
-        let b = self.shared.cfg.backoff();
+        let b = self.inner.config().backoff();
         (
             b.initial.as_secs_f64(),
             b.max.as_secs_f64(),
@@ -254,19 +141,19 @@ impl PyStore {
     }
     #[getter]
     fn key_attribute(&self) -> &str {
-        self.shared.cfg.key_attribute()
+        self.inner.config().key_attribute()
     }
     #[getter]
     fn value_attribute(&self) -> &str {
-        self.shared.cfg.value_attribute()
+        self.inner.config().value_attribute()
     }
     #[getter]
     fn expiration_attribute(&self) -> &str {
-        self.shared.cfg.expiration_attribute()
+        self.inner.config().expiration_attribute()
     }
 
     fn __repr__(&self) -> String {
-        let c = &self.shared.cfg;
+        let c = self.inner.config();
         let opt = |v: Option<&str>| v.map_or("None".to_owned(), |s| format!("{s:?}"));
         format!(
             "Store(table={:?}, prefix={:?}, layout={:?}, endpoint_url={}, region={})",
@@ -279,208 +166,117 @@ impl PyStore {
     }
 
     fn cache_key(&self, key: &str) -> PyResult<String> {
-        self.shared.cfg.cache_key(key).map_err(to_py)
+        self.inner.cache_key(key).map_err(to_py)
     }
 
     fn lock_key(&self, name: &str) -> PyResult<String> {
-        self.shared.cfg.lock_key(name).map_err(to_py)
+        self.inner.lock_key(name).map_err(to_py)
     }
 
-    #[pyo3(signature = (name, ttl = 0, owner = None))]
-    fn lock(&self, name: &str, ttl: i64, owner: Option<String>) -> PyResult<PyLock> {
-        PyLock::new(self.shared.clone(), name, ttl, owner).map_err(to_py)
+    /// A lock handle (sends nothing); the core checks the name, ttl and owner.
+    #[pyo3(signature = (name, ttl, owner))]
+    fn lock(&self, name: &str, ttl: &Bound<'_, PyAny>, owner: Option<String>) -> PyResult<PyLock> {
+        let ttl = self::ttl(ttl)?;
+        let lock = self.inner.make_lock(name, ttl, owner).map_err(to_py)?;
+        Ok(PyLock::new(lock))
     }
 
-    fn restore_lock(&self, name: &str, owner: String) -> PyResult<PyLock> {
-        // As the core's restore_lock: ttl 0, i.e. 86400.
-        PyLock::new(self.shared.clone(), name, 0, Some(owner)).map_err(to_py)
+    fn get(&self, key: String, consistent: bool) -> Pending {
+        let s = self.inner.clone();
+        let c = if consistent {
+            Consistency::Strong
+        } else {
+            Consistency::Eventual
+        };
+        Pending::new(async move { s.get_with(&key, c).await.map(OptPhp) })
     }
 
-    // ---- cache, blocking ----
-
-    #[pyo3(signature = (key, consistent = false))]
-    fn get<'py>(&self, py: Python<'py>, key: String, consistent: bool) -> PyResult<OptPhp> {
-        let c = consistency(consistent);
-        sync_op!(self, py, |s| async move {
-            s.get_with(&key, c).await.map(OptPhp)
-        })
-    }
-
-    fn many(&self, py: Python<'_>, keys: Vec<String>) -> PyResult<Many> {
-        sync_op!(self, py, |s| async move {
+    fn many(&self, keys: Vec<String>) -> Pending {
+        let s = self.inner.clone();
+        Pending::new(async move {
             let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
             s.many(&refs).await.map(Many)
         })
     }
 
-    fn put(&self, py: Python<'_>, key: String, value: &Bound<'_, PyAny>, ttl: i64) -> PyResult<()> {
-        let v = to_php(value)?;
-        sync_op!(self, py, |s| async move { s.put(&key, &v, ttl).await })
+    fn put(
+        &self,
+        key: String,
+        value: &Bound<'_, PyAny>,
+        ttl: &Bound<'_, PyAny>,
+    ) -> PyResult<Pending> {
+        let (v, t, s) = (to_php(value)?, self::ttl(ttl)?, self.inner.clone());
+        Ok(Pending::new(async move { s.put(&key, &v, t).await }))
     }
 
-    fn put_many(&self, py: Python<'_>, values: &Bound<'_, PyDict>, ttl: i64) -> PyResult<()> {
-        let vs = values_of(values)?;
-        sync_op!(self, py, |s| async move {
-            let (keys, vals): (Vec<String>, Vec<PhpValue>) = vs.into_iter().unzip();
-            let refs: Vec<(&str, PhpValue)> = keys.iter().map(String::as_str).zip(vals).collect();
-            s.put_many(&refs, ttl).await
-        })
+    #[pyo3(signature = (values: "dict[str, Any]", ttl))]
+    fn put_many(&self, values: &Bound<'_, PyDict>, ttl: &Bound<'_, PyAny>) -> PyResult<Pending> {
+        let vs = values
+            .iter()
+            .map(|(k, v)| Ok((k.extract::<String>()?, to_php(&v)?)))
+            .collect::<PyResult<Vec<(String, PhpValue)>>>()?;
+        let (t, s) = (self::ttl(ttl)?, self.inner.clone());
+        Ok(Pending::new(async move {
+            let refs: Vec<(&str, PhpValue)> =
+                vs.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+            s.put_many(&refs, t).await
+        }))
     }
 
     fn add(
         &self,
-        py: Python<'_>,
         key: String,
         value: &Bound<'_, PyAny>,
-        ttl: i64,
-    ) -> PyResult<bool> {
-        let v = to_php(value)?;
-        sync_op!(self, py, |s| async move { s.add(&key, &v, ttl).await })
+        ttl: &Bound<'_, PyAny>,
+    ) -> PyResult<Pending> {
+        let (v, t, s) = (to_php(value)?, self::ttl(ttl)?, self.inner.clone());
+        Ok(Pending::new(async move { s.add(&key, &v, t).await }))
     }
 
-    #[pyo3(signature = (key, by = 1))]
-    fn increment(&self, py: Python<'_>, key: String, by: i64) -> PyResult<Option<i64>> {
-        sync_op!(self, py, |s| async move { s.increment(&key, by).await })
+    fn increment(&self, key: String, by: &Bound<'_, PyAny>) -> PyResult<Pending> {
+        let (by, s) = (amount(by)?, self.inner.clone());
+        Ok(Pending::new(async move { s.increment(&key, by).await }))
     }
 
-    #[pyo3(signature = (key, by = 1))]
-    fn decrement(&self, py: Python<'_>, key: String, by: i64) -> PyResult<Option<i64>> {
-        sync_op!(self, py, |s| async move { s.decrement(&key, by).await })
+    fn decrement(&self, key: String, by: &Bound<'_, PyAny>) -> PyResult<Pending> {
+        let (by, s) = (amount(by)?, self.inner.clone());
+        Ok(Pending::new(async move { s.decrement(&key, by).await }))
     }
 
-    fn forever(&self, py: Python<'_>, key: String, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        let v = to_php(value)?;
-        sync_op!(self, py, |s| async move { s.forever(&key, &v).await })
+    fn forever(&self, key: String, value: &Bound<'_, PyAny>) -> PyResult<Pending> {
+        let (v, s) = (to_php(value)?, self.inner.clone());
+        Ok(Pending::new(async move { s.forever(&key, &v).await }))
     }
 
-    fn forget(&self, py: Python<'_>, key: String) -> PyResult<()> {
-        sync_op!(self, py, |s| async move { s.forget(&key).await })
+    fn forget(&self, key: String) -> Pending {
+        let s = self.inner.clone();
+        Pending::new(async move { s.forget(&key).await })
     }
 
-    fn touch(&self, py: Python<'_>, key: String, ttl: i64) -> PyResult<bool> {
-        sync_op!(self, py, |s| async move { s.touch(&key, ttl).await })
+    fn touch(&self, key: String, ttl: &Bound<'_, PyAny>) -> PyResult<Pending> {
+        let (t, s) = (self::ttl(ttl)?, self.inner.clone());
+        Ok(Pending::new(async move { s.touch(&key, t).await }))
     }
 
-    fn flush(&self, py: Python<'_>) -> PyResult<()> {
-        sync_op!(self, py, |s| async move { s.flush().await })
+    fn flush(&self) -> Pending {
+        let s = self.inner.clone();
+        Pending::new(async move { s.flush().await })
     }
 
-    // ---- cache, awaitables ----
-
-    #[pyo3(signature = (key, consistent = false))]
-    fn get_async<'py>(
-        &self,
-        py: Python<'py>,
-        key: String,
-        consistent: bool,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let c = consistency(consistent);
-        async_op!(self, py, |s| async move {
-            s.get_with(&key, c).await.map(OptPhp)
-        })
+    /// Creates the table (idempotent) and enables TTL; `wait` seconds for ACTIVE.
+    fn create_table(&self, ttl: bool, wait: f64) -> PyResult<Pending> {
+        let wait = duration("wait", Some(wait))?.unwrap_or_default();
+        let s = self.inner.clone();
+        let opts = CreateTableOptions::new().ttl(ttl).wait(wait);
+        Ok(Pending::new(async move {
+            s.create_table(&opts).await.map(CreateReport)
+        }))
     }
 
-    fn many_async<'py>(&self, py: Python<'py>, keys: Vec<String>) -> PyResult<Bound<'py, PyAny>> {
-        async_op!(self, py, |s| async move {
-            let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
-            s.many(&refs).await.map(Many)
-        })
+    /// Checks the table (and, with `scan`, its items).
+    fn doctor(&self, scan: bool) -> Pending {
+        let s = self.inner.clone();
+        let opts = DoctorOptions::new().scan(scan.then(ScanOptions::new));
+        Pending::new(async move { s.doctor(&opts, |_| {}).await.map(Doctor) })
     }
-
-    fn put_async<'py>(
-        &self,
-        py: Python<'py>,
-        key: String,
-        value: &Bound<'py, PyAny>,
-        ttl: i64,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let v = to_php(value)?;
-        async_op!(self, py, |s| async move { s.put(&key, &v, ttl).await })
-    }
-
-    fn put_many_async<'py>(
-        &self,
-        py: Python<'py>,
-        values: &Bound<'py, PyDict>,
-        ttl: i64,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let vs = values_of(values)?;
-        async_op!(self, py, |s| async move {
-            let (keys, vals): (Vec<String>, Vec<PhpValue>) = vs.into_iter().unzip();
-            let refs: Vec<(&str, PhpValue)> = keys.iter().map(String::as_str).zip(vals).collect();
-            s.put_many(&refs, ttl).await
-        })
-    }
-
-    fn add_async<'py>(
-        &self,
-        py: Python<'py>,
-        key: String,
-        value: &Bound<'py, PyAny>,
-        ttl: i64,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let v = to_php(value)?;
-        async_op!(self, py, |s| async move { s.add(&key, &v, ttl).await })
-    }
-
-    #[pyo3(signature = (key, by = 1))]
-    fn increment_async<'py>(
-        &self,
-        py: Python<'py>,
-        key: String,
-        by: i64,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        async_op!(self, py, |s| async move { s.increment(&key, by).await })
-    }
-
-    #[pyo3(signature = (key, by = 1))]
-    fn decrement_async<'py>(
-        &self,
-        py: Python<'py>,
-        key: String,
-        by: i64,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        async_op!(self, py, |s| async move { s.decrement(&key, by).await })
-    }
-
-    fn forever_async<'py>(
-        &self,
-        py: Python<'py>,
-        key: String,
-        value: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let v = to_php(value)?;
-        async_op!(self, py, |s| async move { s.forever(&key, &v).await })
-    }
-
-    fn forget_async<'py>(&self, py: Python<'py>, key: String) -> PyResult<Bound<'py, PyAny>> {
-        async_op!(self, py, |s| async move { s.forget(&key).await })
-    }
-
-    fn touch_async<'py>(
-        &self,
-        py: Python<'py>,
-        key: String,
-        ttl: i64,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        async_op!(self, py, |s| async move { s.touch(&key, ttl).await })
-    }
-
-    fn flush_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        async_op!(self, py, |s| async move { s.flush().await })
-    }
-}
-
-fn consistency(strong: bool) -> Consistency {
-    if strong {
-        Consistency::Strong
-    } else {
-        Consistency::Eventual
-    }
-}
-
-fn values_of(d: &Bound<'_, PyDict>) -> PyResult<Vec<(String, PhpValue)>> {
-    d.iter()
-        .map(|(k, v)| Ok((k.extract::<String>()?, to_php(&v)?)))
-        .collect()
 }

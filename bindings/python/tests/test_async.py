@@ -110,18 +110,18 @@ async def test_tasks_contending(aio: ddblock.AsyncStore) -> None:
 
 
 async def test_async_cache(aio: ddblock.AsyncStore) -> None:
-    await aio.put("k", {"a": [1, 2]}, 60)
+    await aio.put("k", {"a": [1, 2]}, ttl=60)
     assert await aio.get("k") == {"a": [1, 2]}
     assert await aio.get("missing", "dflt") == "dflt"
     assert await aio.get("k", consistent=True) == {"a": [1, 2]}
-    await aio.put_many({"a": 1, "b": "two"}, 60)
+    await aio.put_many({"a": 1, "b": "two"}, ttl=60)
     assert await aio.many(["a", "b", "c"]) == {"a": 1, "b": "two", "c": None}
-    assert await aio.add("a", 5, 60) is False
-    assert await aio.add("new", 5, 60) is True
+    assert await aio.add("a", 5, ttl=60) is False
+    assert await aio.add("new", 5, ttl=60) is True
     assert await aio.increment("new", 2) == 7
     assert await aio.decrement("new") == 6
     assert await aio.increment("nope") is None
-    assert await aio.touch("new", 600)
+    assert await aio.touch("new", ttl=600)
     await aio.forever("f", "ever")
     assert await aio.get("f") == "ever"
     await aio.forget("f")

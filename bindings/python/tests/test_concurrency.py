@@ -75,7 +75,7 @@ def _wait_child(pid: int, deadline_s: float = 60) -> int:
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 def test_fork_child_uses_the_inherited_store(store: ddblock.Store) -> None:
     # Make sure the parent's runtime and client exist (and have pooled connections).
-    store.put("before", "fork", 60)
+    store.put("before", "fork", ttl=60)
     parent_lock = store.lock("p", ttl=30)
     assert parent_lock.acquire(blocking=False)
     child_name = "c"
@@ -99,7 +99,7 @@ def test_fork_child_uses_the_inherited_store(store: ddblock.Store) -> None:
 
             asyncio.run(aio())
             assert lock.release()
-            store.put("from-child", os.getpid(), 60)
+            store.put("from-child", os.getpid(), ttl=60)
             code = 0
         except BaseException:
             import traceback

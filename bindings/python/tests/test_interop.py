@@ -158,7 +158,7 @@ PY_TO_PHP: list[tuple[Any, bytes]] = [
 
 def test_cache_values_python_to_php(py: ddblock.Store, php: Php) -> None:
     for i, (value, expected) in enumerate(PY_TO_PHP):
-        py.put(f"k{i}", value, 60)
+        py.put(f"k{i}", value, ttl=60)
         assert unb64(php.call(op="get", key=f"k{i}")["value"]) == expected, value
     many = php.call(op="many", keys=[f"k{i}" for i in range(len(PY_TO_PHP))])["values"]
     for i, (_, expected) in enumerate(PY_TO_PHP):
@@ -191,14 +191,14 @@ def test_cache_values_php_to_python(py: ddblock.Store, php: Php) -> None:
 
 
 def test_counters_shared_with_php(py: ddblock.Store, php: Php) -> None:
-    py.put("count", 5, 60)
+    py.put("count", 5, ttl=60)
     assert php.call(op="increment", key="count", by=2)["result"] == 7
     assert py.increment("count", 3) == 10
     assert php.call(op="decrement", key="count")["result"] == 9
     assert py.get("count", consistent=True) == 9
-    assert py.add("count", 1, 60) is False
+    assert py.add("count", 1, ttl=60) is False
     assert php.call(op="add", key="new", v=b64(b"i:1;"), ttl=60)["result"] is True
-    assert py.add("new", 2, 60) is False
+    assert py.add("new", 2, ttl=60) is False
 
 
 # ---- Rust ---------------------------------------------------------------------------------------
@@ -290,7 +290,7 @@ def test_rust_lock_is_seen_and_released_by_python(py: ddblock.Store, rust: Rust)
 
 def test_cache_values_python_and_rust(py: ddblock.Store, rust: Rust) -> None:
     for i, (value, expected) in enumerate(PY_TO_PHP):
-        py.put(f"k{i}", value, 60)
+        py.put(f"k{i}", value, ttl=60)
         assert rust.run("get", f"k{i}") == expected
     rust.run("get", "missing", code=3)
     for i, (serialized, expected) in enumerate(PHP_TO_PY[:5]):

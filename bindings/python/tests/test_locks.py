@@ -109,7 +109,7 @@ def test_with_raises_lock_timeout(store: ddblock.Store) -> None:
     err = info.value
     assert isinstance(err, TimeoutError)
     assert isinstance(err, ddblock.DdblockError)
-    assert err.kind == "LockTimeout"
+    assert err.kind == "lock_timeout"
     assert err.name == "x"
     assert err.waited is not None and err.waited >= 0.2
     assert err.holder is not None and err.holder.owner == other.owner

@@ -53,7 +53,7 @@ CASES: list[tuple[Any, dict[str, str], Any]] = [
 def test_values_through_the_table(
     store: ddblock.Store, raw: Raw, value: Any, stored: dict[str, str], back: Any
 ) -> None:
-    store.put("k", value, 60)
+    store.put("k", value, ttl=60)
     item = raw.get("k")
     assert item is not None
     if value == "007" and item["value"] == {"N": "7"}:
@@ -95,65 +95,65 @@ def test_expired_and_missing_values(store: ddblock.Store, raw: Raw) -> None:
     assert store.get("old") is None
     assert store.get("old", "default") == "default"
     assert store.get("never-written", 5) == 5
-    store.put("null", None, 60)
+    store.put("null", None, ttl=60)
     assert store.get("null", "default") == "default"  # null reads as missing, as in Laravel
 
 
 def test_cache_operations(store: ddblock.Store, raw: Raw) -> None:
-    store.put_many({"a": 1, "b": [1, 2], "c": "three"}, 60)
+    store.put_many({"a": 1, "b": [1, 2], "c": "three"}, ttl=60)
     assert store.many(["c", "a", "zz", "b"]) == {"c": "three", "a": 1, "zz": None, "b": [1, 2]}
     assert list(store.many(iter(["b", "a"]))) == ["b", "a"]
     assert store.many([]) == {}
     with pytest.raises(TypeError):
         store.many("abc")
-    assert not store.add("a", 2, 60)
-    assert store.add("d", 2, 60)
+    assert not store.add("a", 2, ttl=60)
+    assert store.add("d", 2, ttl=60)
     assert store.increment("d") == 3
     assert store.increment("d", 10) == 13
     assert store.decrement("d", 4) == 9
     assert store.get("d", consistent=True) == 9
     assert store.increment("missing") is None
-    assert store.touch("d", 1000)
-    assert not store.touch("missing", 1000)
+    assert store.touch("d", ttl=1000)
+    assert not store.touch("missing", ttl=1000)
     store.forever("f", {"x": 1})
     item = raw.get("f")
     assert item is not None
     assert int(item["expires_at"]["N"]) > 4 * 365 * 86400 + 1_700_000_000
     store.forget("f")
     assert store.get("f") is None
-    store.put("gone", 1, 0)  # ttl <= 0: already expired, as Laravel's store
+    store.put("gone", 1, ttl=0)  # ttl <= 0: already expired, as Laravel's store
     assert store.get("gone") is None
 
 
 def test_values_php_cannot_hold(store: ddblock.Store) -> None:
     with pytest.raises(ddblock.CodecError, match="64-bit") as info:
-        store.put("k", 2**63, 60)
+        store.put("k", 2**63, ttl=60)
     assert isinstance(info.value, ValueError)
     with pytest.raises(ddblock.CodecError, match="64-bit"):
-        store.put("k", [-(2**64)], 60)
+        store.put("k", [-(2**64)], ttl=60)
     with pytest.raises(ddblock.CodecError, match="64-bit"):
-        store.put("k", {2**70: 1}, 60)
+        store.put("k", {2**70: 1}, ttl=60)
     with pytest.raises(ddblock.CodecError, match="UTF-8"):
-        store.put("k", b"\xff\x00", 60)  # DynamoDB S attributes are UTF-8; Laravel fails too
+        store.put("k", b"\xff\x00", ttl=60)  # DynamoDB S attributes are UTF-8; Laravel fails too
     with pytest.raises(ddblock.CodecError, match="NAN"):
-        store.put("k", math.nan, 60)
+        store.put("k", math.nan, ttl=60)
     with pytest.raises(ddblock.CodecError):
-        store.put("k", " 12", 60)  # numeric with whitespace: DynamoDB rejects the N
+        store.put("k", " 12", ttl=60)  # numeric with whitespace: DynamoDB rejects the N
     with pytest.raises(TypeError, match="set"):
-        store.put("k", {1, 2}, 60)
+        store.put("k", {1, 2}, ttl=60)
     with pytest.raises(TypeError, match="key of type"):
-        store.put("k", {(1, 2): "tuple key"}, 60)
+        store.put("k", {(1, 2): "tuple key"}, ttl=60)
     nested: list[Any] = []
     cur = nested
     for _ in range(100):
         cur.append([])
         cur = cur[0]
     with pytest.raises(ddblock.CodecError, match="deeper"):
-        store.put("k", nested, 60)
+        store.put("k", nested, ttl=60)
     cyclic: list[Any] = []
     cyclic.append(cyclic)
     with pytest.raises(ddblock.CodecError, match="deeper"):
-        store.put("k", cyclic, 60)
+        store.put("k", cyclic, ttl=60)
     assert store.get("k") is None  # nothing was written
 
 

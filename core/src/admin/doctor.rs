@@ -2,14 +2,12 @@
 
 use std::sync::Mutex;
 
-use aws_sdk_dynamodb::types::TableStatus;
-
 #[cfg(doc)]
 use super::scan::Scope;
 use super::scan::{ItemKind, ScanItem, ScanOptions, ScanProgress};
-use super::table::TtlState;
+use crate::dynamo::TtlState;
 use crate::error::{Error, Result};
-use crate::lock::DEFAULT_LOCK_TTL_SECS;
+use crate::format::input::DEFAULT_LOCK_TTL_SECS;
 use crate::store::Store;
 
 /// Default of [`DoctorOptions::min_remaining_secs`]: a live lock with more than an hour left counts
@@ -221,7 +219,7 @@ impl Store {
             status: CheckStatus::Skipped,
             detail: why.to_owned(),
         };
-        let table = match self.describe_table().await {
+        let table = match self.table().describe().await {
             Ok(t) => t,
             Err(Error::TableNotFound { endpoint, .. }) => {
                 report.checks.push(Check {
@@ -243,18 +241,11 @@ impl Store {
             }
             Err(e) => return Err(e),
         };
-        let status = table
-            .table_status()
-            .map(|s| s.as_str().to_owned())
-            .unwrap_or_else(|| "UNKNOWN".into());
-        let billing = table
-            .billing_mode_summary()
-            .and_then(|b| b.billing_mode())
-            .map(|b| b.as_str().to_owned());
-        let active = table.table_status() == Some(&TableStatus::Active);
+        let status = table.status.clone();
+        let billing = table.billing_mode.clone();
         report.checks.push(Check {
             id: CheckId::Table,
-            status: if active {
+            status: if table.active {
                 CheckStatus::Ok
             } else {
                 CheckStatus::Warn
@@ -271,8 +262,7 @@ impl Store {
         });
         report.table_status = Some(status);
         report.billing_mode = billing;
-        let schema_problem = self.key_schema_problem(&table);
-        report.checks.push(match &schema_problem {
+        report.checks.push(match &table.key_schema_problem {
             None => Check {
                 id: CheckId::KeySchema,
                 status: CheckStatus::Ok,
@@ -284,7 +274,7 @@ impl Store {
                 detail: p.clone(),
             },
         });
-        let ttl = self.describe_ttl().await?;
+        let ttl = self.table().describe_ttl().await?;
         let exp = c.expiration_attribute();
         report.checks.push(Check {
             id: CheckId::Ttl,

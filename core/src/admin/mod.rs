@@ -15,6 +15,7 @@ mod scan;
 mod sweep;
 mod table;
 
+pub use crate::dynamo::{TableInfo, TtlState};
 pub use doctor::{
     Check, CheckId, CheckStatus, DoctorOptions, DoctorReport, ItemCounts, DEFAULT_LONG_LOCK_SECS,
     DEFAULT_TTL_SKEW_SECS,
@@ -24,4 +25,4 @@ pub use scan::{
     DEFAULT_SEGMENTS, MAX_SEGMENTS,
 };
 pub use sweep::{SweepOptions, SweepReport, DEFAULT_SWEEP_GRACE_SECS};
-pub use table::{CreateTableOptions, CreateTableReport, TtlState, DEFAULT_CREATE_WAIT};
+pub use table::{CreateTableOptions, CreateTableReport, DEFAULT_CREATE_WAIT};

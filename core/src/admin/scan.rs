@@ -6,15 +6,14 @@ use std::future::Future;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use aws_sdk_dynamodb::types::AttributeValue;
 use futures_util::future::try_join_all;
 
-use crate::codec::{self, PhpValue, StoredValue};
-use crate::config::KeyLayout;
+use crate::dynamo::{ScanFilter, StartKey};
 use crate::error::{Error, Result};
-use crate::item::{self, Item};
-use crate::lock::{Holder, OWNER_LEN};
-use crate::store::{is_expired, Store};
+pub use crate::format::item::looks_like_generated_owner;
+use crate::format::item::{self, is_expired, Expiry, ItemView};
+use crate::holder::{Holder, StoredValue};
+use crate::store::Store;
 
 /// Default number of parallel scan segments.
 pub const DEFAULT_SEGMENTS: u32 = 4;
@@ -65,7 +64,7 @@ impl fmt::Display for ItemKind {
 pub struct ScanOptions {
     segments: u32,
     pub(super) scope: Scope,
-    page_size: Option<u32>,
+    pub(super) page_size: Option<u32>,
 }
 
 impl Default for ScanOptions {
@@ -127,7 +126,7 @@ pub struct ScanItem {
 impl ScanItem {
     /// The item as a lock holder (owner, stored value, expiry).
     pub fn holder(&self) -> Holder {
-        Holder::from_parts(self.value.clone(), self.expires_at)
+        item::holder(self.value.clone(), self.expires_at)
     }
 }
 
@@ -172,32 +171,6 @@ pub struct ScanReport {
     pub skipped: u64,
     /// The time the scan used for expiry decisions.
     pub now: i64,
-}
-
-/// Whether a stored value is a PHP string of 16 `[A-Za-z0-9]`, the owner Laravel's `Str::random()`
-/// (and ddblock) generate.
-pub fn looks_like_generated_owner(value: &StoredValue) -> bool {
-    match value {
-        StoredValue::String(s) => matches!(
-            codec::decode_stored(s),
-            Ok(PhpValue::String(b)) if b.len() == OWNER_LEN && b.iter().all(u8::is_ascii_alphanumeric)
-        ),
-        StoredValue::Number(_) => false,
-    }
-}
-
-/// A scan's filter expression and its placeholders.
-pub(super) struct Filter {
-    pub(super) parts: Vec<&'static str>,
-    pub(super) names: Vec<(&'static str, String)>,
-    pub(super) values: Vec<(&'static str, AttributeValue)>,
-}
-
-/// One page of one segment.
-struct Page {
-    items: Vec<Item>,
-    scanned: u64,
-    next: Option<Item>,
 }
 
 /// Shared counters of a parallel scan.
@@ -245,13 +218,11 @@ impl Store {
     ///   with a custom owner therefore shows as a cache entry).
     pub fn classify(&self, key: &str, value: Option<&StoredValue>) -> (ItemKind, Option<String>) {
         let c = self.config();
-        let p = c.layout().effective_prefix(c.prefix());
+        let p = c.effective_prefix();
         let Some(rest) = key.strip_prefix(p.as_str()) else {
             return (ItemKind::Other, None);
         };
-        let double =
-            !p.is_empty() && matches!(c.layout(), KeyLayout::Laravel8 | KeyLayout::Laravel11);
-        if double {
+        if c.layout().double_prefixed_locks(c.prefix()) {
             return match rest.strip_prefix(p.as_str()) {
                 Some(name) => (ItemKind::Lock, Some(name.to_owned())),
                 None => (ItemKind::Cache, Some(rest.to_owned())),
@@ -295,54 +266,11 @@ impl Store {
     // ---- internals ----
 
     /// The server-side filter of a scope.
-    pub(super) fn scope_filter(&self, scope: Scope) -> Filter {
-        let c = self.config();
-        let p = c.layout().effective_prefix(c.prefix());
-        let mut f = Filter {
-            parts: Vec::new(),
-            names: Vec::new(),
-            values: Vec::new(),
-        };
-        if scope == Scope::Prefix && !p.is_empty() {
-            f.parts.push("begins_with(#key, :prefix)");
-            f.names.push(("#key", c.key_attribute().to_owned()));
-            f.values.push((":prefix", AttributeValue::S(p)));
+    pub(super) fn scope_filter(&self, scope: Scope) -> ScanFilter {
+        ScanFilter {
+            key_prefix: (scope == Scope::Prefix).then(|| self.config().effective_prefix()),
+            expired_before: None,
         }
-        f
-    }
-
-    async fn scan_page(
-        &self,
-        segment: u32,
-        total: u32,
-        filter: &Filter,
-        opts: &ScanOptions,
-        start: Option<Item>,
-    ) -> Result<Page> {
-        let mut req = self
-            .client()
-            .scan()
-            .table_name(self.config().table())
-            .set_exclusive_start_key(start)
-            .set_limit(opts.page_size.map(|n| n.min(i32::MAX as u32) as i32));
-        if total > 1 {
-            req = req.segment(segment as i32).total_segments(total as i32);
-        }
-        if !filter.parts.is_empty() {
-            req = req.filter_expression(filter.parts.join(" AND "));
-            for (k, v) in &filter.names {
-                req = req.expression_attribute_names(*k, v);
-            }
-            for (k, v) in &filter.values {
-                req = req.expression_attribute_values(*k, v.clone());
-            }
-        }
-        let out = req.send().await.map_err(|e| self.sdk_error("Scan", e))?;
-        Ok(Page {
-            scanned: out.scanned_count().max(0) as u64,
-            next: out.last_evaluated_key.filter(|k| !k.is_empty()),
-            items: out.items.unwrap_or_default(),
-        })
     }
 
     /// Scans the items in scope, calling `each` with every item (`None` for one without a string
@@ -379,21 +307,24 @@ impl Store {
     pub(super) async fn for_each_page<F, Fut>(
         &self,
         opts: &ScanOptions,
-        filter: &Filter,
+        filter: &ScanFilter,
         counters: &Counters,
         progress: &(impl Fn(&ScanProgress) + Send + Sync),
         on_page: F,
     ) -> Result<()>
     where
-        F: Fn(Vec<Item>) -> Fut,
+        F: Fn(Vec<ItemView>) -> Fut,
         Fut: Future<Output = Result<()>>,
     {
         let total = counters.segments;
         let on_page = &on_page;
         let segment = |seg: u32| async move {
-            let mut start = None;
+            let mut start: Option<StartKey> = None;
             loop {
-                let page = self.scan_page(seg, total, filter, opts, start).await?;
+                let page = self
+                    .table()
+                    .scan_page(seg, total, filter, opts.page_size, start)
+                    .await?;
                 counters.scanned.fetch_add(page.scanned, Ordering::Relaxed);
                 on_page(page.items).await?;
                 progress(&counters.snapshot());
@@ -411,26 +342,17 @@ impl Store {
     }
 
     /// A scanned item as ddblock sees it; `None` when its key attribute is missing or not a string.
-    fn scan_item(&self, it: &Item, now: i64) -> Option<ScanItem> {
-        let c = self.config();
-        let Some(AttributeValue::S(key)) = it.get(c.key_attribute()) else {
-            return None;
-        };
-        let value = it.get(c.value_attribute()).and_then(item::from_attr);
-        let (expires_at, invalid_expiry) = match it.get(c.expiration_attribute()) {
-            None => (None, false),
-            Some(av) => match item::parse_timestamp(c.expiration_attribute(), av) {
-                Ok(t) => (Some(t), false),
-                Err(_) => (None, true),
-            },
-        };
-        let (kind, name) = self.classify(key, value.as_ref());
+    fn scan_item(&self, it: &ItemView, now: i64) -> Option<ScanItem> {
+        let key = it.key.clone()?;
+        let value = it.value.stored().cloned();
+        let expires_at = it.expiry.at();
+        let (kind, name) = self.classify(&key, value.as_ref());
         let owner = match kind {
-            ItemKind::Lock => Holder::from_parts(value.clone(), expires_at).owner,
+            ItemKind::Lock => item::holder(value.clone(), expires_at).owner,
             _ => None,
         };
         Some(ScanItem {
-            key: key.clone(),
+            key,
             kind,
             name,
             value,
@@ -438,7 +360,7 @@ impl Store {
             expires_at,
             expires_in: expires_at.map(|e| e.saturating_sub(now)),
             expired_but_present: is_expired(expires_at, now),
-            invalid_expiry,
+            invalid_expiry: matches!(it.expiry, Expiry::Invalid(_)),
         })
     }
 }
@@ -456,27 +378,4 @@ pub(super) fn check_segments(opts: &ScanOptions) -> Result<u32> {
         ));
     }
     Ok(opts.segments)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn generated_owners_are_recognised() {
-        let s = |t: &str| StoredValue::String(t.into());
-        assert!(looks_like_generated_owner(&s(
-            r#"s:16:"y5lgfdhGNbGy3sTY";"#
-        )));
-        assert!(!looks_like_generated_owner(&s(
-            r#"s:15:"y5lgfdhGNbGy3sT";"#
-        )));
-        assert!(!looks_like_generated_owner(&s(
-            r#"s:16:"y5lgfdhGNbGy3sT-";"#
-        )));
-        assert!(!looks_like_generated_owner(&s("i:5;")));
-        assert!(!looks_like_generated_owner(&StoredValue::Number(
-            "1234567890123456".into()
-        )));
-    }
 }

@@ -2,13 +2,11 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use aws_sdk_dynamodb::types::AttributeValue;
-
 #[cfg(doc)]
 use super::scan::Scope;
 use super::scan::{check_segments, Counters, ScanOptions, ScanProgress};
 use crate::error::{Error, Result};
-use crate::store::{is_condition_failure, num, Store};
+use crate::store::Store;
 
 /// Default of [`SweepOptions::grace_secs`]: only items expired more than a minute ago are swept.
 pub const DEFAULT_SWEEP_GRACE_SECS: i64 = 60;
@@ -90,15 +88,9 @@ impl Store {
         let total = check_segments(&opts.scan)?;
         let cutoff = self.now().saturating_sub(opts.grace_secs);
         let mut filter = self.scope_filter(opts.scan.scope);
-        filter.parts.push("#expires_at < :cutoff");
-        filter.names.push((
-            "#expires_at",
-            self.config().expiration_attribute().to_owned(),
-        ));
-        filter.values.push((":cutoff", num(cutoff)));
+        filter.expired_before = Some(cutoff);
         let counters = &Counters::new(total);
         let skipped = &AtomicU64::new(0);
-        let c = self.config();
         self.for_each_page(
             &opts.scan,
             &filter,
@@ -106,31 +98,17 @@ impl Store {
             &progress,
             move |items| async move {
                 for it in items {
-                    let Some(AttributeValue::S(key)) = it.get(c.key_attribute()) else {
+                    let Some(key) = it.key else {
                         continue;
                     };
                     counters.matched.fetch_add(1, Ordering::Relaxed);
                     if opts.dry_run {
                         continue;
                     }
-                    let res = self
-                        .client()
-                        .delete_item()
-                        .table_name(c.table())
-                        .set_key(Some(self.key_item(key)))
-                        .condition_expression("#expires_at < :cutoff")
-                        .expression_attribute_names("#expires_at", c.expiration_attribute())
-                        .expression_attribute_values(":cutoff", num(cutoff))
-                        .send()
-                        .await;
-                    match res {
-                        Ok(_) => {
-                            counters.deleted.fetch_add(1, Ordering::Relaxed);
-                        }
-                        Err(e) if is_condition_failure(&e) => {
-                            skipped.fetch_add(1, Ordering::Relaxed);
-                        }
-                        Err(e) => return Err(self.sdk_error("DeleteItem", e)),
+                    if self.table().delete_if_expired_before(&key, cutoff).await? {
+                        counters.deleted.fetch_add(1, Ordering::Relaxed);
+                    } else {
+                        skipped.fetch_add(1, Ordering::Relaxed);
                     }
                 }
                 Ok(())

@@ -5,17 +5,22 @@ Reads and writes exactly the items of Laravel's ``DynamoDbStore`` and
 (and Rust) apps in one table. See ``docs/python.md``.
 
 >>> import ddblock
->>> store = ddblock.Store(table="cache", prefix="app_", layout="laravel8")
+>>> store = ddblock.Store("cache", prefix="app_", layout="laravel8")
 >>> store.lock_key("orders")
 'app_:app_:orders'
 """
 
+import atexit as _atexit
+
+from . import _native
+from ._aio import AsyncLock, AsyncStore
 from ._native import __version__, serialize, unserialize
-from ._store import AsyncLock, AsyncStore, Lock, Store
+from ._sync import Lock, Store
 from ._values import Backoff, Holder, PhpObject
 from .exceptions import (
     CodecError,
     ConfigError,
+    CredentialsError,
     DdblockError,
     InvalidKey,
     InvalidTtl,
@@ -34,6 +39,7 @@ __all__ = [
     "Backoff",
     "CodecError",
     "ConfigError",
+    "CredentialsError",
     "DdblockError",
     "Holder",
     "InvalidKey",
@@ -52,3 +58,8 @@ __all__ = [
     "serialize",
     "unserialize",
 ]
+
+# The runtime's worker threads must be stopped while the interpreter is still alive: a thread
+# finishing a task at exit (dropping an asyncio future's objects) would take the GIL during
+# finalization and crash the process. atexit handlers run before finalization.
+_atexit.register(_native._shutdown, 5.0)

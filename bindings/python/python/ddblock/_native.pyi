@@ -1,170 +1,137 @@
-"""Type stubs of the native module ``ddblock._native`` (bindings/python/src).
-
-Use the ``ddblock`` package instead: it wraps these classes with context
-managers, ``AsyncStore``/``AsyncLock`` and documentation. Awaitable methods
-(``*_async``) return asyncio futures running on the binding's tokio runtime.
+"""
+The extension module, declared so that its stubs can be generated (`maturin generate-stubs`).
 """
 
-from collections.abc import Awaitable
-from typing import Any, final
+from _typeshed import SupportsGetItem
+from typing import Any, Final, SupportsFloat, SupportsIndex, final
 
-from ._values import Holder
+__all__ = ["__version__", "Lock", "Pending", "Store", "_error_kinds", "_sample_error", "_shutdown", "serialize", "unserialize"]
 
-__all__ = [
-    "Lock",
-    "Store",
-    "__version__",
-    "_error_kinds",
-    "_sample_error",
-    "serialize",
-    "unserialize",
-]
-
-__version__: str
-
-def serialize(value: Any) -> bytes:
-    """PHP ``serialize()`` of a Python value."""
-
-def unserialize(data: bytes | str) -> Any:
-    """PHP ``unserialize()`` into a Python value; objects become ``PhpObject``."""
-
-def _error_kinds() -> list[tuple[str, str]]:
-    """``(core ErrorKind name, exception class name)`` of every mapped kind."""
-
-def _sample_error(kind: str) -> BaseException:
-    """The exception a sample core error of ``kind`` becomes (for tests)."""
-
-@final
-class Store:
-    """A core ``Store`` per process; connects on first use and again after ``os.fork()``."""
-
-    def __new__(
-        cls,
-        *,
-        from_env: bool = False,
-        table: str | None = None,
-        prefix: str | None = None,
-        layout: str | None = None,
-        endpoint_url: str | None = None,
-        region: str | None = None,
-        key_attribute: str | None = None,
-        value_attribute: str | None = None,
-        expiration_attribute: str | None = None,
-        connect_timeout: float | None = None,
-        operation_timeout: float | None = None,
-        max_attempts: int | None = None,
-        backoff: tuple[float, float, float, float] | None = None,
-    ) -> Store: ...
-    @property
-    def table(self) -> str:
-        """The table name."""
-    @property
-    def prefix(self) -> str:
-        """The cache prefix as configured."""
-    @property
-    def layout(self) -> str:
-        """The key layout (laravel8, laravel11, laravel12)."""
-    @property
-    def endpoint_url(self) -> str | None:
-        """The endpoint URL override."""
-    @property
-    def region(self) -> str | None:
-        """The region override."""
-    @property
-    def backoff(self) -> tuple[float, float, float, float]:
-        """(initial, max, multiplier, jitter) of lock waits."""
-    @property
-    def key_attribute(self) -> str:
-        """The partition key attribute name."""
-    @property
-    def value_attribute(self) -> str:
-        """The value attribute name."""
-    @property
-    def expiration_attribute(self) -> str:
-        """The expiry attribute name."""
-    def cache_key(self, key: str) -> str:
-        """The table key of a cache entry; raises InvalidKey."""
-    def lock_key(self, name: str) -> str:
-        """The table key of a lock; raises InvalidKey."""
-    def lock(self, name: str, ttl: int = 0, owner: str | None = None) -> Lock:
-        """A lock handle (sends nothing); ttl 0 means 86400, owner random by default."""
-    def restore_lock(self, name: str, owner: str) -> Lock:
-        """A handle on a lock held as owner."""
-    def get(self, key: str, consistent: bool = False) -> Any:
-        """The value, or None when missing, expired or null."""
-    def many(self, keys: list[str]) -> dict[str, Any]:
-        """Values of many keys, in input order; None when missing."""
-    def put(self, key: str, value: Any, ttl: int) -> None:
-        """Stores for ttl seconds."""
-    def put_many(self, values: dict[str, Any], ttl: int) -> None:
-        """Stores many values with one expiry."""
-    def add(self, key: str, value: Any, ttl: int) -> bool:
-        """Stores only if missing or expired; True when stored."""
-    def increment(self, key: str, by: int = 1) -> int | None:
-        """Adds to a live number; None when missing or expired."""
-    def decrement(self, key: str, by: int = 1) -> int | None:
-        """Subtracts from a live number; None when missing or expired."""
-    def forever(self, key: str, value: Any) -> None:
-        """Stores for 5 years."""
-    def forget(self, key: str) -> None:
-        """Deletes the key."""
-    def touch(self, key: str, ttl: int) -> bool:
-        """New expiry for a live entry; False when missing or expired."""
-    def flush(self) -> None:
-        """Raises UnsupportedError."""
-    # Awaitable forms of the methods above (AsyncStore uses them).
-    def get_async(self, key: str, consistent: bool = False) -> Awaitable[Any]: ...
-    def many_async(self, keys: list[str]) -> Awaitable[dict[str, Any]]: ...
-    def put_async(self, key: str, value: Any, ttl: int) -> Awaitable[None]: ...
-    def put_many_async(self, values: dict[str, Any], ttl: int) -> Awaitable[None]: ...
-    def add_async(self, key: str, value: Any, ttl: int) -> Awaitable[bool]: ...
-    def increment_async(self, key: str, by: int = 1) -> Awaitable[int | None]: ...
-    def decrement_async(self, key: str, by: int = 1) -> Awaitable[int | None]: ...
-    def forever_async(self, key: str, value: Any) -> Awaitable[None]: ...
-    def forget_async(self, key: str) -> Awaitable[None]: ...
-    def touch_async(self, key: str, ttl: int) -> Awaitable[bool]: ...
-    def flush_async(self) -> Awaitable[None]: ...
+__version__: Final[str]
 
 @final
 class Lock:
-    """A lock handle (name, owner, ttl); each call runs on the process's connected store."""
+    """
+    The native lock; `ddblock.Lock` and `ddblock.AsyncLock` wrap it.
+    """
+    def __repr__(self, /) -> str: ...
+    def acquire(self, /, wait: SupportsFloat | SupportsIndex | None) -> Pending:
+        """
+        Takes the lock: `wait=None` one attempt; else retries up to `wait` seconds (`inf`: no
+        limit). True when it is ours.
+        """
+    def block(self, /, wait: SupportsFloat | SupportsIndex | None) -> Pending:
+        """
+        Waits up to `wait` seconds (`None`: no limit) or raises `LockTimeout`; the expiry.
+        """
+    def force_release(self, /) -> Pending: ...
+    def holder(self, /) -> Pending: ...
+    @property
+    def key(self, /) -> str: ...
+    def locked(self, /) -> Pending: ...
+    @property
+    def name(self, /) -> str: ...
+    def owned(self, /) -> Pending: ...
+    @property
+    def owner(self, /) -> str: ...
+    def refresh(self, /, ttl: Any | None) -> Pending: ...
+    def release(self, /) -> Pending: ...
+    @property
+    def ttl(self, /) -> int: ...
 
+@final
+class Pending:
+    """
+    A started-on-demand operation: `.wait()` or `await`, once.
+    """
+    def __await__(self, /) -> Any:
+        """
+        `await pending`: runs the operation on the runtime without blocking the event loop;
+        cancelling the awaiting task cancels the operation.
+        """
+    def wait(self, /) -> Any:
+        """
+        Runs the operation to completion, blocking with the GIL released; returns its result.
+        """
+
+@final
+class Store:
+    """
+    The native store; `ddblock.Store` and `ddblock.AsyncStore` wrap it.
+    """
+    def __new__(cls, /, *, table: str | None = None, prefix: str | None = None, layout: str | None = None, endpoint_url: str | None = None, region: str | None = None, key_attribute: str | None = None, value_attribute: str | None = None, expiration_attribute: str | None = None, connect_timeout: SupportsFloat | SupportsIndex | None = None, operation_timeout: SupportsFloat | SupportsIndex | None = None, attempt_timeout: SupportsFloat | SupportsIndex | None = None, max_attempts: SupportsIndex | None = None, backoff: tuple[SupportsFloat | SupportsIndex, SupportsFloat | SupportsIndex, SupportsFloat | SupportsIndex, SupportsFloat | SupportsIndex] | None = None) -> Store:
+        """
+        Explicit settings win; Laravel's variables fill what is not given; Laravel's defaults last.
+        """
+    def __repr__(self, /) -> str: ...
+    def add(self, /, key: str, value: Any, ttl: Any) -> Pending: ...
     @property
-    def name(self) -> str:
-        """The lock name."""
+    def backoff(self, /) -> tuple[float, float, float, float]:
+        """
+        `(initial, max, multiplier, jitter)` of the lock wait backoff.
+        """
+    def cache_key(self, /, key: str) -> str: ...
+    def create_table(self, /, ttl: bool, wait: SupportsFloat | SupportsIndex) -> Pending:
+        """
+        Creates the table (idempotent) and enables TTL; `wait` seconds for ACTIVE.
+        """
+    def decrement(self, /, key: str, by: Any) -> Pending: ...
+    def doctor(self, /, scan: bool) -> Pending:
+        """
+        Checks the table (and, with `scan`, its items).
+        """
     @property
-    def key(self) -> str:
-        """The table key."""
+    def endpoint_url(self, /) -> str | None: ...
     @property
-    def owner(self) -> str:
-        """The owner token (a secret)."""
+    def expiration_attribute(self, /) -> str: ...
+    def flush(self, /) -> Pending: ...
+    def forever(self, /, key: str, value: Any) -> Pending: ...
+    def forget(self, /, key: str) -> Pending: ...
+    def get(self, /, key: str, consistent: bool) -> Pending: ...
+    def increment(self, /, key: str, by: Any) -> Pending: ...
     @property
-    def ttl(self) -> int:
-        """The lease in seconds."""
-    def acquire(self, blocking: bool = True, timeout: float | None = None) -> bool:
-        """One attempt, or waiting up to timeout (None: no limit); True when ours."""
-    def block(self, timeout: float | None = None) -> int:
-        """Waits up to ``timeout`` (None: no limit); returns the expiry, raises LockTimeout."""
-    def release(self) -> bool:
-        """One owner-conditioned DeleteItem; False when not ours."""
-    def force_release(self) -> None:
-        """Deletes the lock whoever holds it."""
-    def refresh(self, ttl: int | None = None) -> bool:
-        """Extends our live lock; False when not ours or expired."""
-    def locked(self) -> bool:
-        """Whether anyone holds it (consistent read)."""
-    def owned(self) -> bool:
-        """Whether this owner holds it (consistent read)."""
-    def holder(self) -> Holder | None:
-        """Who holds it and until when; None when free."""
-    # Awaitable forms of the methods above (AsyncLock uses them).
-    def acquire_async(
-        self, blocking: bool = True, timeout: float | None = None
-    ) -> Awaitable[bool]: ...
-    def block_async(self, timeout: float | None = None) -> Awaitable[int]: ...
-    def release_async(self) -> Awaitable[bool]: ...
-    def force_release_async(self) -> Awaitable[None]: ...
-    def refresh_async(self, ttl: int | None = None) -> Awaitable[bool]: ...
-    def locked_async(self) -> Awaitable[bool]: ...
-    def owned_async(self) -> Awaitable[bool]: ...
-    def holder_async(self) -> Awaitable[Holder | None]: ...
+    def key_attribute(self, /) -> str: ...
+    @property
+    def layout(self, /) -> str: ...
+    def lock(self, /, name: str, ttl: Any, owner: str | None) -> Lock:
+        """
+        A lock handle (sends nothing); the core checks the name, ttl and owner.
+        """
+    def lock_key(self, /, name: str) -> str: ...
+    def many(self, /, keys: SupportsGetItem[int, str]) -> Pending: ...
+    @property
+    def prefix(self, /) -> str: ...
+    def put(self, /, key: str, value: Any, ttl: Any) -> Pending: ...
+    def put_many(self, /, values: "dict[str, Any]", ttl: Any) -> Pending: ...
+    @property
+    def region(self, /) -> str | None: ...
+    @property
+    def table(self, /) -> str: ...
+    def touch(self, /, key: str, ttl: Any) -> Pending: ...
+    @property
+    def value_attribute(self, /) -> str: ...
+
+def _error_kinds() -> list[tuple[str, str]]:
+    """
+    `(kind, exception class)` for every error kind of the core.
+    """
+
+def _sample_error(kind: str) -> Any:
+    """
+    The exception a sample core error of `kind` becomes (tests of the mapping).
+    """
+
+def _shutdown(timeout: SupportsFloat | SupportsIndex) -> None:
+    """
+    Stops the binding's runtime (registered with `atexit` by the package; see runtime.rs).
+    """
+
+def serialize(value: Any) -> bytes:
+    """
+    PHP `serialize()` of a Python value (see the value mapping in docs/python.md).
+    """
+
+def unserialize(data: Any) -> Any:
+    """
+    PHP `unserialize()` into a Python value (objects become `PhpObject`, nothing is instantiated).
+    """

@@ -4,7 +4,8 @@ Every ``ddblock::ErrorKind`` of the Rust core maps to exactly one class here
 (``bindings/python/src/errors.rs``). A failed lock condition is never an
 exception: ``acquire`` returns False, ``release`` returns False.
 
-Each exception carries ``kind`` (the core's kind name, e.g. ``"Transport"``)
+Each exception carries ``kind`` (the core's kind name, e.g. ``"transport"``, the same name the
+CLI's ``--json`` errors and, upper-cased, the Node binding's ``code`` use)
 and, where the core reports them, details as attributes (``code``,
 ``operation``, ``endpoint``, ``table``, ``key``, ``name``, ``waited``,
 ``holder``, ``offset``, ``ttl``).
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CodecError",
     "ConfigError",
+    "CredentialsError",
     "DdblockError",
     "InvalidKey",
     "InvalidTtl",
@@ -36,7 +38,7 @@ __all__ = [
 class DdblockError(Exception):
     """Base class of every ddblock error."""
 
-    #: The core's ``ErrorKind`` name (``"InvalidKey"``, ``"Transport"``, ...).
+    #: The core's kind name (``"invalid_key"``, ``"transport"``, ...).
     kind: str | None = None
     #: The DynamoDB operation that failed (``"PutItem"``, ...), when one did.
     operation: str | None = None
@@ -50,7 +52,7 @@ class InvalidKey(DdblockError, ValueError):
 
 
 class InvalidTtl(DdblockError, ValueError):
-    """A ttl that cannot be used (negative for a lock, or overflowing a timestamp)."""
+    """A ttl that cannot be used: not whole seconds, negative for a lock, or overflowing."""
 
     ttl: int | None = None
 
@@ -96,6 +98,13 @@ class ServiceError(DdblockError):
 
 class TransportError(DdblockError, ConnectionError):
     """No answer: wrong endpoint, network down, or a timeout."""
+
+    endpoint: str | None = None
+
+
+class CredentialsError(DdblockError):
+    """No AWS credentials were found; nothing was sent. Set ``AWS_ACCESS_KEY_ID`` and
+    ``AWS_SECRET_ACCESS_KEY`` (any values for a local server), a profile, or a role."""
 
     endpoint: str | None = None
 

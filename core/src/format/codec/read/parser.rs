@@ -1,113 +1,12 @@
-//! PHP's `unserialize()` (ext/standard/var_unserializer.re) for untrusted
-//! input: same grammar, opaque objects, hard limits, errors with offsets.
-//!
-//! Parsing builds a flat arena of nodes first (so back-references can name
-//! any earlier value), then materializes the tree, copying referenced values
-//! while charging the copies against the limits.
+//! The first pass: bytes to an arena of nodes (references resolved to node indices).
 
-use super::value::{ObjectKind, PhpKey, PhpObject, PhpValue};
-use super::CodecError;
-
-/// Resource limits for [`unserialize_with`]; input beyond them is an error.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Limits {
-    /// Deepest allowed nesting of arrays/objects (PHP's own default,
-    /// `unserialize_max_depth`, is 4096; 64 is plenty for cache values).
-    /// Decoding, serializing and dropping recurse once per level, so keep
-    /// it in the hundreds at most.
-    pub max_depth: usize,
-    /// Largest accepted input in bytes; also caps the total string bytes
-    /// after back-references are copied. DynamoDB items are at most 400 KB.
-    pub max_bytes: usize,
-    /// Most values (every scalar, array, object and element counts),
-    /// including copies made for back-references.
-    pub max_elements: usize,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            max_depth: 64,
-            max_bytes: 4 << 20,
-            max_elements: 100_000,
-        }
-    }
-}
-
-/// PHP's `unserialize($bytes)` with [`Limits::default`].
-///
-/// See [`unserialize_prefix`] for the accepted format.
-pub fn unserialize(bytes: &[u8]) -> Result<PhpValue, CodecError> {
-    unserialize_with(bytes, &Limits::default())
-}
-
-/// PHP's `unserialize($bytes)` with explicit limits. Like PHP, bytes after
-/// the first complete value are ignored (PHP 8.2 silently, 8.3+ with a
-/// warning), e.g. `i:5;garbage` is 5.
-pub fn unserialize_with(bytes: &[u8], limits: &Limits) -> Result<PhpValue, CodecError> {
-    unserialize_prefix(bytes, limits).map(|(v, _)| v)
-}
-
-/// Decodes the serialized value at the start of `bytes`, returning it and
-/// the number of bytes it used (the caller decides about trailing bytes).
-///
-/// Accepts PHP's grammar: `N;`, `b:0;`/`b:1;`, `i:[+-]DIGITS;`,
-/// `d:FLOAT;` (`1`, `1.5`, `.5`, `5.`, `1e5`, `NAN`, `INF`, `-INF`),
-/// `s:LEN:"bytes";`, `S:LEN:"esc";` (`\hh` escapes), `a:N:{(key value)*}`
-/// with `i:`/`s:`/`S:` keys, `O:LEN:"Class":N:{(key value)*}`,
-/// `C:LEN:"Class":LEN:{payload}`, `E:LEN:"Class:Case";`, and the
-/// back-references `r:N;`/`R:N;`. Lengths may have leading zeros, as in PHP.
-///
-/// Back-references name the Nth value slot (1-based) in PHP's `var_hash`
-/// order: every value gets a slot when it starts, in document order,
-/// including array elements, object properties and `r:` itself, except
-/// `R:` and array/property keys; a `C:` payload is opaque and has none.
-/// `r:` must point to an object (PHP rejects anything else). The target is
-/// copied into place (PHP would share it); copies count against the limits.
-///
-/// Deliberate differences from PHP, all errors here: integers outside i64
-/// (PHP clamps them with a warning), references to a value that contains
-/// them (cycles, which a copy cannot express), and class names that are not
-/// UTF-8. Unlike PHP, unknown classes and enum cases are accepted, since
-/// objects are never instantiated. Duplicate array keys and numeric-string
-/// keys (`s:1:"5"`) are kept as written (PHP would merge or convert them).
-pub fn unserialize_prefix(bytes: &[u8], limits: &Limits) -> Result<(PhpValue, usize), CodecError> {
-    if bytes.len() > limits.max_bytes {
-        return Err(CodecError::at(
-            format!(
-                "input is {} bytes, more than the limit of {} bytes",
-                bytes.len(),
-                limits.max_bytes
-            ),
-            limits.max_bytes,
-        ));
-    }
-    if bytes.is_empty() {
-        return Err(CodecError::at("empty input is not a serialized value", 0));
-    }
-    let mut p = Parser {
-        input: bytes,
-        pos: 0,
-        limits,
-        nodes: Vec::new(),
-        slots: Vec::new(),
-        has_refs: false,
-    };
-    let root = p.parse_value(0)?;
-    let used = p.pos;
-    let mut b = Builder {
-        nodes: p.nodes,
-        copy: p.has_refs,
-        elements_left: limits.max_elements,
-        bytes_left: limits.max_bytes,
-        max_depth: limits.max_depth,
-    };
-    let value = b.build(root, 0)?;
-    Ok((value, used))
-}
+use super::super::value::{ObjectKind, PhpKey, PhpObject, PhpValue};
+use super::super::CodecError;
+use super::builder::check_class_name;
+use super::Limits;
 
 /// One parsed value; containers refer to children by arena index.
-enum Node {
+pub(super) enum Node {
     /// A value whose parsing has started but not finished.
     Pending,
     Leaf(PhpValue),
@@ -117,14 +16,14 @@ enum Node {
     Ref(usize, usize),
 }
 
-struct Parser<'a> {
-    input: &'a [u8],
-    pos: usize,
-    limits: &'a Limits,
-    nodes: Vec<Node>,
+pub(super) struct Parser<'a> {
+    pub(super) input: &'a [u8],
+    pub(super) pos: usize,
+    pub(super) limits: &'a Limits,
+    pub(super) nodes: Vec<Node>,
     /// PHP's var_hash: slot number - 1 → node index.
-    slots: Vec<usize>,
-    has_refs: bool,
+    pub(super) slots: Vec<usize>,
+    pub(super) has_refs: bool,
 }
 
 fn describe(b: Option<&u8>) -> String {
@@ -270,7 +169,7 @@ impl Parser<'_> {
         Ok(slice)
     }
 
-    fn parse_value(&mut self, depth: usize) -> Result<usize, CodecError> {
+    pub(super) fn parse_value(&mut self, depth: usize) -> Result<usize, CodecError> {
         let Some(tag) = self.peek() else {
             return self.err("unexpected end of input, expected a value");
         };
@@ -617,268 +516,5 @@ impl Parser<'_> {
                 Ok(Node::Ref(target, start))
             }
         }
-    }
-}
-
-fn check_class_name(name: &[u8], offset: usize) -> Result<String, CodecError> {
-    let valid = !name.is_empty()
-        && name.first() != Some(&b'\\')
-        && name
-            .iter()
-            .all(|&b| b.is_ascii_alphanumeric() || b == b'_' || b == b'\\' || b >= 0x80);
-    if !valid {
-        return Err(CodecError::at("invalid class name", offset));
-    }
-    String::from_utf8(name.to_vec())
-        .map_err(|_| CodecError::at("class name is not valid UTF-8 (not supported)", offset))
-}
-
-/// Turns the arena into a tree, copying back-referenced values.
-struct Builder {
-    nodes: Vec<Node>,
-    /// Whether values may be shared (then leaves are cloned, not moved).
-    copy: bool,
-    elements_left: usize,
-    bytes_left: usize,
-    max_depth: usize,
-}
-
-impl Builder {
-    fn charge(&mut self, bytes: usize, at: Option<usize>) -> Result<(), CodecError> {
-        let over = |what: &str| CodecError {
-            message: format!(
-                "copying back-referenced values exceeds the {what} limit (a reference bomb?)"
-            ),
-            offset: at,
-        };
-        self.elements_left = self
-            .elements_left
-            .checked_sub(1)
-            .ok_or_else(|| over("max_elements"))?;
-        self.bytes_left = self
-            .bytes_left
-            .checked_sub(bytes)
-            .ok_or_else(|| over("max_bytes"))?;
-        Ok(())
-    }
-
-    fn build(&mut self, id: usize, depth: usize) -> Result<PhpValue, CodecError> {
-        self.build_at(id, depth, None)
-    }
-
-    /// `via` is the offset of the back-reference being expanded, if any.
-    fn build_at(
-        &mut self,
-        id: usize,
-        depth: usize,
-        via: Option<usize>,
-    ) -> Result<PhpValue, CodecError> {
-        let node = match self.nodes.get_mut(id) {
-            None | Some(Node::Pending) => {
-                return Err(CodecError::new("internal error: unresolved value"))
-            }
-            Some(Node::Ref(target, at)) => {
-                let (target, at) = (*target, *at);
-                return self.build_at(target, depth, Some(at));
-            }
-            Some(node) if self.copy => node,
-            Some(node) => {
-                // No sharing: move the node out instead of cloning it.
-                return match std::mem::replace(node, Node::Pending) {
-                    Node::Leaf(v) => Ok(v),
-                    Node::Array(entries) => {
-                        Ok(PhpValue::Array(self.children(entries, depth, via)?))
-                    }
-                    Node::Object(class, props) => Ok(PhpValue::Object(PhpObject {
-                        class,
-                        kind: ObjectKind::Object,
-                        properties: self.children(props, depth, via)?,
-                    })),
-                    Node::Pending | Node::Ref(..) => {
-                        Err(CodecError::new("internal error: unresolved value"))
-                    }
-                };
-            }
-        };
-        match node {
-            Node::Leaf(v) => {
-                let v = v.clone();
-                let bytes = match &v {
-                    PhpValue::String(s) => s.len(),
-                    PhpValue::Object(o) => match &o.kind {
-                        ObjectKind::Custom(p) => p.len() + o.class.len(),
-                        _ => o.class.len(),
-                    },
-                    _ => 0,
-                };
-                self.charge(bytes, via)?;
-                Ok(v)
-            }
-            Node::Array(entries) => {
-                let entries = entries.clone();
-                self.charge(0, via)?;
-                Ok(PhpValue::Array(self.children(entries, depth, via)?))
-            }
-            Node::Object(class, props) => {
-                let (class, props) = (class.clone(), props.clone());
-                self.charge(class.len(), via)?;
-                Ok(PhpValue::Object(PhpObject {
-                    class,
-                    kind: ObjectKind::Object,
-                    properties: self.children(props, depth, via)?,
-                }))
-            }
-            Node::Pending | Node::Ref(..) => {
-                Err(CodecError::new("internal error: unresolved value"))
-            }
-        }
-    }
-
-    fn children(
-        &mut self,
-        entries: Vec<(PhpKey, usize)>,
-        depth: usize,
-        via: Option<usize>,
-    ) -> Result<Vec<(PhpKey, PhpValue)>, CodecError> {
-        if depth >= self.max_depth {
-            return Err(CodecError {
-                message: format!(
-                    "after copying back-referenced values, nesting exceeds {} levels (limit max_depth)",
-                    self.max_depth
-                ),
-                offset: via,
-            });
-        }
-        let mut out = Vec::with_capacity(entries.len());
-        for (k, child) in entries {
-            if let PhpKey::Str(s) = &k {
-                if self.copy {
-                    self.bytes_left = self.bytes_left.checked_sub(s.len()).ok_or_else(|| CodecError {
-                        message: "copying back-referenced values exceeds the max_bytes limit (a reference bomb?)".to_owned(),
-                        offset: via,
-                    })?;
-                }
-            }
-            out.push((k, self.build_at(child, depth + 1, via)?));
-        }
-        Ok(out)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::super::serialize;
-    use super::*;
-
-    fn round(input: &str) -> String {
-        let v = unserialize(input.as_bytes()).unwrap_or_else(|e| panic!("{input}: {e}"));
-        String::from_utf8(serialize(&v)).unwrap()
-    }
-
-    fn err(input: &[u8]) -> CodecError {
-        unserialize(input).expect_err(&String::from_utf8_lossy(input))
-    }
-
-    #[test]
-    fn scalars_and_lenient_php_forms() {
-        assert_eq!(round("N;"), "N;");
-        assert_eq!(round("i:+5;"), "i:5;");
-        assert_eq!(round("i:-0;"), "i:0;");
-        assert_eq!(round("d:.5;"), "d:0.5;");
-        assert_eq!(round("d:5.;"), "d:5;");
-        assert_eq!(round("d:1e400;"), "d:INF;");
-        assert_eq!(round("s:01:\"a\";"), "s:1:\"a\";");
-        assert_eq!(
-            unserialize(b"S:3:\"\\61b\\FF\";").unwrap(),
-            PhpValue::String(vec![b'a', b'b', 0xff])
-        );
-        assert_eq!(round("O:8:\"stdClass\":+0:{}"), "O:8:\"stdClass\":0:{}");
-        assert_eq!(round("O:8:\"stdClass\"::{}"), "O:8:\"stdClass\":0:{}");
-        assert_eq!(round("E:11:\"Suit:Hearts\";"), "E:11:\"Suit:Hearts\";");
-    }
-
-    #[test]
-    fn trailing_bytes_are_ignored_like_php() {
-        assert_eq!(unserialize(b"i:5;garbage").unwrap(), PhpValue::Int(5));
-        let (v, used) = unserialize_prefix(b"b:1;rest", &Limits::default()).unwrap();
-        assert_eq!((v, used), (PhpValue::Bool(true), 4));
-    }
-
-    #[test]
-    fn back_reference_numbering_follows_php() {
-        // Slots: 1 outer array, 2 object, 3 its property, 4 the r: itself,
-        // 5 inner array, 6 the r: inside it.
-        let php = "a:3:{i:0;O:8:\"stdClass\":1:{s:1:\"x\";i:1;}i:1;r:2;i:2;a:1:{i:0;r:2;}}";
-        let obj = "O:8:\"stdClass\":1:{s:1:\"x\";i:1;}";
-        assert_eq!(
-            round(php),
-            format!("a:3:{{i:0;{obj}i:1;{obj}i:2;a:1:{{i:0;{obj}}}}}")
-        );
-        // R: takes no slot; r: does (r:3 below is the r:2 slot, an object).
-        assert_eq!(
-            round("a:3:{i:0;O:8:\"stdClass\":0:{}i:1;r:2;i:2;r:3;}"),
-            "a:3:{i:0;O:8:\"stdClass\":0:{}i:1;O:8:\"stdClass\":0:{}i:2;O:8:\"stdClass\":0:{}}"
-        );
-        assert_eq!(
-            round("a:4:{i:0;s:3:\"str\";i:1;R:2;i:2;i:5;i:3;R:2;}"),
-            "a:4:{i:0;s:3:\"str\";i:1;s:3:\"str\";i:2;i:5;i:3;s:3:\"str\";}"
-        );
-        // Enum cases and C: objects are objects for r:.
-        assert_eq!(
-            round("a:2:{i:0;E:6:\"S:Hear\";i:1;r:2;}"),
-            "a:2:{i:0;E:6:\"S:Hear\";i:1;E:6:\"S:Hear\";}"
-        );
-    }
-
-    #[test]
-    fn bad_back_references() {
-        assert!(err(b"a:2:{i:0;i:7;i:1;r:2;}").message.contains("object"));
-        assert!(err(b"a:1:{i:0;R:1;}").message.contains("cyclic"));
-        assert!(err(b"O:8:\"stdClass\":1:{s:1:\"y\";r:1;}")
-            .message
-            .contains("cyclic"));
-        assert!(err(b"a:2:{i:0;i:7;i:1;R:0;}")
-            .message
-            .contains("refers to value 0"));
-        let e = err(b"a:2:{i:0;i:7;i:1;R:5;}");
-        assert_eq!(e.offset, Some(17));
-        assert!(e.to_string().ends_with("at byte 17"), "{e}");
-        assert!(err(b"R:1;").message.contains("refers to value 1"));
-    }
-
-    #[test]
-    fn errors_point_at_the_problem() {
-        assert_eq!(err(b"s:5:\"abc\";").offset, Some(10));
-        assert_eq!(err(b"s:9:\"abc\";").offset, Some(5));
-        assert_eq!(err(b"a:1:{i:0;i:1;").offset, Some(13));
-        assert_eq!(err(b"x").offset, Some(0));
-        assert_eq!(err(b"").offset, Some(0));
-        assert_eq!(err(b"i:99999999999999999999;").offset, Some(2));
-        assert_eq!(err(b"b:2;").offset, Some(2));
-        assert!(err(b"a:1:{d:1;i:1;}").message.contains("array keys"));
-        assert!(err(b"O:3:\"a b\":0:{}").message.contains("class name"));
-        assert!(err(b"E:5:\"Suit:\";").message.contains("case"));
-    }
-
-    #[test]
-    fn limits_are_enforced() {
-        let limits = Limits {
-            max_depth: 2,
-            max_bytes: 64,
-            max_elements: 5,
-        };
-        assert!(unserialize_with(b"a:1:{i:0;a:1:{i:0;N;}}", &limits).is_ok());
-        let e = unserialize_with(b"a:1:{i:0;a:1:{i:0;a:0:{}}}", &limits).unwrap_err();
-        assert!(e.message.contains("max_depth"), "{e}");
-        let e = unserialize_with(b"a:5:{i:0;N;i:1;N;i:2;N;i:3;N;i:4;N;}", &limits).unwrap_err();
-        assert!(e.message.contains("max_elements"), "{e}");
-        let e = unserialize_with(&[b' '; 65], &limits).unwrap_err();
-        assert!(e.message.contains("65 bytes"), "{e}");
-        // Copies made for back-references count too.
-        let e = unserialize_with(b"a:3:{i:0;a:1:{i:0;N;}i:1;R:2;i:2;R:2;}", &limits).unwrap_err();
-        assert!(e.message.contains("max_elements"), "{e}");
-        // A reference can push a deep value deeper than max_depth.
-        let e = unserialize_with(b"a:2:{i:0;a:1:{i:0;N;}i:1;a:1:{i:0;R:2;}}", &limits).unwrap_err();
-        assert!(e.message.contains("max_depth"), "{e}");
     }
 }

@@ -25,78 +25,13 @@ pub mod serde;
 mod value;
 mod write;
 
-use std::fmt;
+pub use crate::error::CodecError;
+pub use crate::holder::StoredValue;
 
 pub use self::read::{unserialize, unserialize_prefix, unserialize_with, Limits};
 pub use self::serde::{from_php, to_php};
 pub use self::value::{ObjectKind, PhpKey, PhpObject, PhpValue};
 pub use self::write::serialize;
-
-/// An encoding or decoding failure, with the input byte offset when known.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CodecError {
-    /// What was wrong (and, for encoding, what to do instead).
-    pub message: String,
-    /// Byte offset of the problem: in the input for decoding, in the
-    /// serialized text for encoding.
-    pub offset: Option<usize>,
-}
-
-impl CodecError {
-    /// An error without a position.
-    pub fn new(message: impl Into<String>) -> Self {
-        CodecError {
-            message: message.into(),
-            offset: None,
-        }
-    }
-
-    /// An error at a byte offset of the input.
-    pub fn at(message: impl Into<String>, offset: usize) -> Self {
-        CodecError {
-            message: message.into(),
-            offset: Some(offset),
-        }
-    }
-}
-
-impl fmt::Display for CodecError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.offset {
-            Some(at) => write!(f, "{} at byte {at}", self.message),
-            None => f.write_str(&self.message),
-        }
-    }
-}
-
-impl std::error::Error for CodecError {}
-
-/// A DynamoDB attribute as Laravel writes the cache `value`: its type
-/// (`N` or `S`) and text.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StoredValue {
-    /// A DynamoDB number (`{"N": text}`).
-    Number(String),
-    /// A DynamoDB string (`{"S": text}`) holding PHP `serialize()` output.
-    String(String),
-}
-
-impl StoredValue {
-    /// The attribute text, whatever the type.
-    pub fn text(&self) -> &str {
-        match self {
-            StoredValue::Number(t) | StoredValue::String(t) => t,
-        }
-    }
-
-    /// The DynamoDB type descriptor: `"N"` or `"S"`.
-    pub fn type_code(&self) -> &'static str {
-        match self {
-            StoredValue::Number(_) => "N",
-            StoredValue::String(_) => "S",
-        }
-    }
-}
 
 /// Encodes a value the way Laravel's `DynamoDbStore::type()` and
 /// `serialize()` do: ints and floats, and strings PHP's `is_numeric()`

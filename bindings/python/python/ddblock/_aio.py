@@ -1,0 +1,184 @@
+"""AsyncStore and AsyncLock: the asyncio API of ddblock.
+
+This file is also the source of the blocking API: ``tools/unasync.py`` writes ``_sync.py``
+(Store and Lock) from it, turning ``await x`` into ``x.wait()``. Edit here, then run
+``python tools/unasync.py`` (the test script checks that ``_sync.py`` is up to date).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from types import TracebackType
+from typing import Any
+
+from ._base import LockBase, StoreBase, keys_list, lock_lost, release_failed, wait_seconds
+from ._values import Holder
+from .exceptions import DdblockError
+
+__all__ = ["AsyncLock", "AsyncStore"]
+
+
+class AsyncStore(StoreBase):
+    """A Laravel DynamoDB cache table: locks and cache entries (``await`` each call).
+
+    Creating a store sends nothing; the client connects on first use (and again in a child
+    process after ``os.fork()``).
+
+    Calls run on the binding's runtime: the event loop is never blocked, and cancelling the
+    awaiting task cancels the call.
+    """
+
+    __slots__ = ()
+
+    # ---- locks ----
+
+    def lock(
+        self,
+        name: str,
+        ttl: int = 0,
+        *,
+        owner: str | None = None,
+        timeout: float | None = None,
+    ) -> AsyncLock:
+        """A lock handle; sends nothing. See :class:`AsyncLock`.
+
+        ``ttl`` is the lease in seconds (0: Laravel's default, 86400). ``owner`` defaults to a
+        fresh random 16-character token. ``timeout`` is how long ``with`` waits for the lock
+        (None: no limit).
+        """
+        return AsyncLock(self._native.lock(name, ttl, owner), timeout)
+
+    def restore_lock(self, name: str, owner: str, *, timeout: float | None = None) -> AsyncLock:
+        """A handle on a lock someone holds as ``owner`` (Laravel's ``restoreLock``)."""
+        return AsyncLock(self._native.lock(name, 0, owner), timeout)
+
+    # ---- cache ----
+
+    async def get(self, key: str, default: Any = None, *, consistent: bool = False) -> Any:
+        """The value of ``key``, or ``default`` when missing, expired or null.
+
+        An eventually consistent read, as Laravel's; ``consistent=True`` reads strongly.
+        """
+        value = await self._native.get(key, consistent)
+        return default if value is None else value
+
+    async def many(self, keys: Iterable[str]) -> dict[str, Any]:
+        """Values of many keys in one dict, in input order; None for missing ones.
+
+        A key whose item is not a Laravel value gets a :class:`~ddblock.CodecError` instance
+        as its value (the others are still returned).
+        """
+        return await self._native.many(keys_list(keys))
+
+    async def put(self, key: str, value: Any, *, ttl: int) -> None:
+        """Stores ``value`` for ``ttl`` seconds (ttl <= 0 writes an already-expired item)."""
+        await self._native.put(key, value, ttl)
+
+    async def put_many(self, values: Mapping[str, Any], *, ttl: int) -> None:
+        """Stores many values with one expiry (BatchWriteItem, 25 per request)."""
+        await self._native.put_many(dict(values), ttl)
+
+    async def add(self, key: str, value: Any, *, ttl: int) -> bool:
+        """Stores ``value`` only if ``key`` is missing or expired; True when stored."""
+        return await self._native.add(key, value, ttl)
+
+    async def increment(self, key: str, by: float = 1) -> int | None:
+        """Adds ``by`` (int or float, as Laravel) to a live number; the new value cast to int as
+        Laravel does, or None when missing or expired."""
+        return await self._native.increment(key, by)
+
+    async def decrement(self, key: str, by: float = 1) -> int | None:
+        """Subtracts ``by`` from a live number; the new value, or None when missing or expired."""
+        return await self._native.decrement(key, by)
+
+    async def forever(self, key: str, value: Any) -> None:
+        """Stores ``value`` for 5 years (what Laravel's ``forever()`` means)."""
+        await self._native.forever(key, value)
+
+    async def forget(self, key: str) -> None:
+        """Deletes ``key``."""
+        await self._native.forget(key)
+
+    async def touch(self, key: str, *, ttl: int) -> bool:
+        """Sets a live entry's expiry to now + ``ttl``; False when missing or expired."""
+        return await self._native.touch(key, ttl)
+
+    async def flush(self) -> None:
+        """Always raises UnsupportedError: a DynamoDB table cannot be flushed (as in Laravel)."""
+        await self._native.flush()
+
+    # ---- the table ----
+
+    async def create_table(self, *, ttl: bool = True, wait: float = 120.0) -> dict[str, Any]:
+        """Creates the table Laravel's cache store needs (idempotent), waits up to ``wait``
+        seconds for it to be ACTIVE and enables TTL on the expiry attribute (``ttl=False``:
+        leave TTL alone). Returns ``created``, ``ready``, ``status``, ``ttl``, ..."""
+        return await self._native.create_table(ttl, wait)
+
+    async def doctor(self, *, scan: bool = True) -> dict[str, Any]:
+        """Checks the table (exists, key schema, TTL) and, with ``scan``, its items (expired,
+        ttl-0 locks, not Laravel's); ``healthy`` is False when a check failed."""
+        return await self._native.doctor(scan)
+
+
+class AsyncLock(LockBase):
+    """A named lock with an owner, in Laravel's ``DynamoDbLock`` format (``await`` each call).
+
+    ``with store.lock("orders:42", ttl=30, timeout=5): ...`` waits up to ``timeout`` (raising
+    :class:`~ddblock.LockTimeout`), runs the body, and releases with one owner-conditioned
+    DeleteItem. The body's exceptions always propagate.
+    """
+
+    __slots__ = ()
+
+    async def acquire(self, blocking: bool = True, timeout: float | None = None) -> bool:
+        """Takes the lock; True when it is ours.
+
+        ``blocking=False``: one attempt (one conditional PutItem). ``blocking=True``: retries
+        with backoff for up to ``timeout`` seconds (None: no limit), then returns False.
+        """
+        return await self._native.acquire(wait_seconds(blocking, timeout))
+
+    async def release(self) -> bool:
+        """Releases the lock if it is ours (one conditional DeleteItem); False if it was not."""
+        return await self._native.release()
+
+    async def force_release(self) -> None:
+        """Deletes the lock whoever holds it (Laravel's ``forceRelease``)."""
+        await self._native.force_release()
+
+    async def refresh(self, ttl: int | None = None) -> bool:
+        """Extends our live lock to now + ``ttl`` (default: the lock's ttl); False if not ours."""
+        return await self._native.refresh(ttl)
+
+    async def locked(self) -> bool:
+        """Whether anyone holds the lock now (consistent read)."""
+        return await self._native.locked()
+
+    async def owned(self) -> bool:
+        """Whether this lock's owner holds it now (consistent read)."""
+        return await self._native.owned()
+
+    async def holder(self) -> Holder | None:
+        """Who holds the lock now and until when; None when it is free (consistent read)."""
+        return await self._native.holder()
+
+    async def __aenter__(self) -> AsyncLock:
+        await self._native.block(self._timeout)
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        try:
+            released = await self._native.release()
+        except DdblockError as err:
+            if exc is None:
+                raise
+            release_failed(self.name, exc, err)
+            return
+        if not released:
+            lock_lost(self.name)

@@ -1,0 +1,209 @@
+"""What Store and AsyncStore (and Lock and AsyncLock) share: configuration, properties, and the
+small rules of the ``with`` blocks. The operations are in ``_aio.py`` (and the generated
+``_sync.py``)."""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, TypeVar
+
+from ._native import Lock as _NativeLock
+from ._native import Store as _NativeStore
+from ._values import Backoff
+from .exceptions import DdblockError, LockLostWarning
+
+if TYPE_CHECKING:
+    from ._aio import AsyncStore
+    from ._sync import Store
+
+__all__ = ["LockBase", "StoreBase", "keys_list", "lock_lost", "release_failed", "wait_seconds"]
+
+_S = TypeVar("_S", bound="StoreBase")
+
+
+class StoreBase:
+    """Configuration and key helpers of a store; creating one sends nothing."""
+
+    __slots__ = ("_native",)
+
+    _native: _NativeStore
+
+    def __init__(
+        self,
+        table: str | None = None,
+        *,
+        prefix: str | None = None,
+        layout: str | None = None,
+        endpoint_url: str | None = None,
+        region: str | None = None,
+        key_attribute: str | None = None,
+        value_attribute: str | None = None,
+        expiration_attribute: str | None = None,
+        connect_timeout: float | None = None,
+        operation_timeout: float | None = None,
+        attempt_timeout: float | None = None,
+        max_attempts: int | None = None,
+        backoff: Backoff | None = None,
+    ) -> None:
+        """A store. What is not given comes from Laravel's variables (``DYNAMODB_CACHE_TABLE``,
+        ``DYNAMODB_ENDPOINT``, ``AWS_DEFAULT_REGION``, ``CACHE_PREFIX``, ``DDBLOCK_LAYOUT``),
+        then Laravel's defaults (table ``cache``, empty prefix, layout ``laravel12``)."""
+        self._native = _NativeStore(
+            table=table,
+            prefix=prefix,
+            layout=layout,
+            endpoint_url=endpoint_url,
+            region=region,
+            key_attribute=key_attribute,
+            value_attribute=value_attribute,
+            expiration_attribute=expiration_attribute,
+            connect_timeout=connect_timeout,
+            operation_timeout=operation_timeout,
+            attempt_timeout=attempt_timeout,
+            max_attempts=max_attempts,
+            backoff=None
+            if backoff is None
+            else (backoff.initial, backoff.max, backoff.multiplier, backoff.jitter),
+        )
+
+    @classmethod
+    def from_env(cls: type[_S]) -> _S:
+        """The same as ``cls()``: every setting from Laravel's variables, else the defaults."""
+        return cls()
+
+    @classmethod
+    def _over(cls: type[_S], native: _NativeStore) -> _S:
+        self = cls.__new__(cls)
+        self._native = native
+        return self
+
+    @property
+    def aio(self) -> AsyncStore:
+        """The same store (same client) with coroutine methods."""
+        from ._aio import AsyncStore
+
+        return AsyncStore._over(self._native)
+
+    @property
+    def sync(self) -> Store:
+        """The same store (same client) with blocking methods."""
+        from ._sync import Store
+
+        return Store._over(self._native)
+
+    @property
+    def table(self) -> str:
+        """The table name."""
+        return self._native.table
+
+    @property
+    def prefix(self) -> str:
+        """The cache prefix as configured (before the layout adds anything)."""
+        return self._native.prefix
+
+    @property
+    def layout(self) -> str:
+        """The key layout: ``"laravel8"``, ``"laravel11"`` or ``"laravel12"``."""
+        return self._native.layout
+
+    @property
+    def endpoint_url(self) -> str | None:
+        """The endpoint URL override, if any."""
+        return self._native.endpoint_url
+
+    @property
+    def region(self) -> str | None:
+        """The region override, if any."""
+        return self._native.region
+
+    @property
+    def backoff(self) -> Backoff:
+        """How waiting for a lock retries."""
+        return Backoff(*self._native.backoff)
+
+    def cache_key(self, key: str) -> str:
+        """The table key of cache entry ``key`` (prefix and layout applied); raises InvalidKey."""
+        return self._native.cache_key(key)
+
+    def lock_key(self, name: str) -> str:
+        """The table key of lock ``name`` (prefix and layout applied); raises InvalidKey."""
+        return self._native.lock_key(name)
+
+    def __repr__(self) -> str:
+        return type(self).__name__ + repr(self._native)[len("Store") :]
+
+
+class LockBase:
+    """A lock handle's identity: name, key, owner, ttl, and how long ``with`` waits."""
+
+    __slots__ = ("_native", "_timeout")
+
+    def __init__(self, native: _NativeLock, timeout: float | None) -> None:
+        self._native = native
+        self._timeout = timeout
+
+    @property
+    def name(self) -> str:
+        """The lock name as given."""
+        return self._native.name
+
+    @property
+    def key(self) -> str:
+        """The table key (prefix and layout applied)."""
+        return self._native.key
+
+    @property
+    def owner(self) -> str:
+        """The owner token: whoever has it can release or refresh the lock. Keep it secret."""
+        return self._native.owner
+
+    @property
+    def ttl(self) -> int:
+        """The lease in seconds (0 was turned into 86400)."""
+        return self._native.ttl
+
+    @property
+    def timeout(self) -> float | None:
+        """How long ``with`` waits for the lock (None: no limit)."""
+        return self._timeout
+
+    def __repr__(self) -> str:
+        return type(self).__name__ + repr(self._native)[len("Lock") :]
+
+
+def keys_list(keys: Iterable[str]) -> list[str]:
+    """``many()``'s keys as a list; a lone str is refused (it would be read as its characters)."""
+    if isinstance(keys, (str, bytes)):
+        raise TypeError("many() takes an iterable of keys, not a single str")
+    return list(keys)
+
+
+def wait_seconds(blocking: bool, timeout: float | None) -> float | None:
+    """``acquire(blocking, timeout)`` as the native wait: None for one attempt, inf for no limit."""
+    if not blocking:
+        if timeout is not None:
+            # As threading.Lock.acquire.
+            raise ValueError("can't specify a timeout for a non-blocking call")
+        return None
+    return float("inf") if timeout is None else timeout
+
+
+def release_failed(lock_name: str, body_error: BaseException, err: DdblockError) -> None:
+    """Keeps the body's exception; the release failure becomes a note (or a warning before 3.11)."""
+    message = f"ddblock: releasing lock {lock_name!r} after this error failed too: {err}"
+    if sys.version_info >= (3, 11):
+        body_error.add_note(message)
+    else:
+        warnings.warn(message, RuntimeWarning, stacklevel=3)
+
+
+def lock_lost(lock_name: str) -> None:
+    """Warns that a ``with`` block's lock was no longer ours when it ended."""
+    warnings.warn(
+        f"lock {lock_name!r} was no longer held when its with block ended: it expired and was "
+        "taken over, or was force-released (use a longer ttl, or refresh() long work)",
+        LockLostWarning,
+        stacklevel=3,
+    )

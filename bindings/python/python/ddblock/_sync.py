@@ -1,0 +1,183 @@
+"""Store and Lock: the blocking API of ddblock.
+
+GENERATED from _aio.py by tools/unasync.py: do not edit; edit _aio.py and rerun it.
+Every call blocks with the GIL released, so other Python threads run meanwhile.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from types import TracebackType
+from typing import Any
+
+from ._base import LockBase, StoreBase, keys_list, lock_lost, release_failed, wait_seconds
+from ._values import Holder
+from .exceptions import DdblockError
+
+__all__ = ["Lock", "Store"]
+
+
+class Store(StoreBase):
+    """A Laravel DynamoDB cache table: locks and cache entries (blocking calls).
+
+    Creating a store sends nothing; the client connects on first use (and again in a child
+    process after ``os.fork()``).
+
+    Share one store between threads: each call releases the GIL while it waits on DynamoDB,
+    and Ctrl-C interrupts a wait for a lock.
+    """
+
+    __slots__ = ()
+
+    # ---- locks ----
+
+    def lock(
+        self,
+        name: str,
+        ttl: int = 0,
+        *,
+        owner: str | None = None,
+        timeout: float | None = None,
+    ) -> Lock:
+        """A lock handle; sends nothing. See :class:`Lock`.
+
+        ``ttl`` is the lease in seconds (0: Laravel's default, 86400). ``owner`` defaults to a
+        fresh random 16-character token. ``timeout`` is how long ``with`` waits for the lock
+        (None: no limit).
+        """
+        return Lock(self._native.lock(name, ttl, owner), timeout)
+
+    def restore_lock(self, name: str, owner: str, *, timeout: float | None = None) -> Lock:
+        """A handle on a lock someone holds as ``owner`` (Laravel's ``restoreLock``)."""
+        return Lock(self._native.lock(name, 0, owner), timeout)
+
+    # ---- cache ----
+
+    def get(self, key: str, default: Any = None, *, consistent: bool = False) -> Any:
+        """The value of ``key``, or ``default`` when missing, expired or null.
+
+        An eventually consistent read, as Laravel's; ``consistent=True`` reads strongly.
+        """
+        value = self._native.get(key, consistent).wait()
+        return default if value is None else value
+
+    def many(self, keys: Iterable[str]) -> dict[str, Any]:
+        """Values of many keys in one dict, in input order; None for missing ones.
+
+        A key whose item is not a Laravel value gets a :class:`~ddblock.CodecError` instance
+        as its value (the others are still returned).
+        """
+        return self._native.many(keys_list(keys)).wait()
+
+    def put(self, key: str, value: Any, *, ttl: int) -> None:
+        """Stores ``value`` for ``ttl`` seconds (ttl <= 0 writes an already-expired item)."""
+        self._native.put(key, value, ttl).wait()
+
+    def put_many(self, values: Mapping[str, Any], *, ttl: int) -> None:
+        """Stores many values with one expiry (BatchWriteItem, 25 per request)."""
+        self._native.put_many(dict(values), ttl).wait()
+
+    def add(self, key: str, value: Any, *, ttl: int) -> bool:
+        """Stores ``value`` only if ``key`` is missing or expired; True when stored."""
+        return self._native.add(key, value, ttl).wait()
+
+    def increment(self, key: str, by: float = 1) -> int | None:
+        """Adds ``by`` (int or float, as Laravel) to a live number; the new value cast to int as
+        Laravel does, or None when missing or expired."""
+        return self._native.increment(key, by).wait()
+
+    def decrement(self, key: str, by: float = 1) -> int | None:
+        """Subtracts ``by`` from a live number; the new value, or None when missing or expired."""
+        return self._native.decrement(key, by).wait()
+
+    def forever(self, key: str, value: Any) -> None:
+        """Stores ``value`` for 5 years (what Laravel's ``forever()`` means)."""
+        self._native.forever(key, value).wait()
+
+    def forget(self, key: str) -> None:
+        """Deletes ``key``."""
+        self._native.forget(key).wait()
+
+    def touch(self, key: str, *, ttl: int) -> bool:
+        """Sets a live entry's expiry to now + ``ttl``; False when missing or expired."""
+        return self._native.touch(key, ttl).wait()
+
+    def flush(self) -> None:
+        """Always raises UnsupportedError: a DynamoDB table cannot be flushed (as in Laravel)."""
+        self._native.flush().wait()
+
+    # ---- the table ----
+
+    def create_table(self, *, ttl: bool = True, wait: float = 120.0) -> dict[str, Any]:
+        """Creates the table Laravel's cache store needs (idempotent), waits up to ``wait``
+        seconds for it to be ACTIVE and enables TTL on the expiry attribute (``ttl=False``:
+        leave TTL alone). Returns ``created``, ``ready``, ``status``, ``ttl``, ..."""
+        return self._native.create_table(ttl, wait).wait()
+
+    def doctor(self, *, scan: bool = True) -> dict[str, Any]:
+        """Checks the table (exists, key schema, TTL) and, with ``scan``, its items (expired,
+        ttl-0 locks, not Laravel's); ``healthy`` is False when a check failed."""
+        return self._native.doctor(scan).wait()
+
+
+class Lock(LockBase):
+    """A named lock with an owner, in Laravel's ``DynamoDbLock`` format (blocking calls).
+
+    ``with store.lock("orders:42", ttl=30, timeout=5): ...`` waits up to ``timeout`` (raising
+    :class:`~ddblock.LockTimeout`), runs the body, and releases with one owner-conditioned
+    DeleteItem. The body's exceptions always propagate.
+    """
+
+    __slots__ = ()
+
+    def acquire(self, blocking: bool = True, timeout: float | None = None) -> bool:
+        """Takes the lock; True when it is ours.
+
+        ``blocking=False``: one attempt (one conditional PutItem). ``blocking=True``: retries
+        with backoff for up to ``timeout`` seconds (None: no limit), then returns False.
+        """
+        return self._native.acquire(wait_seconds(blocking, timeout)).wait()
+
+    def release(self) -> bool:
+        """Releases the lock if it is ours (one conditional DeleteItem); False if it was not."""
+        return self._native.release().wait()
+
+    def force_release(self) -> None:
+        """Deletes the lock whoever holds it (Laravel's ``forceRelease``)."""
+        self._native.force_release().wait()
+
+    def refresh(self, ttl: int | None = None) -> bool:
+        """Extends our live lock to now + ``ttl`` (default: the lock's ttl); False if not ours."""
+        return self._native.refresh(ttl).wait()
+
+    def locked(self) -> bool:
+        """Whether anyone holds the lock now (consistent read)."""
+        return self._native.locked().wait()
+
+    def owned(self) -> bool:
+        """Whether this lock's owner holds it now (consistent read)."""
+        return self._native.owned().wait()
+
+    def holder(self) -> Holder | None:
+        """Who holds the lock now and until when; None when it is free (consistent read)."""
+        return self._native.holder().wait()
+
+    def __enter__(self) -> Lock:
+        self._native.block(self._timeout).wait()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        try:
+            released = self._native.release().wait()
+        except DdblockError as err:
+            if exc is None:
+                raise
+            release_failed(self.name, exc, err)
+            return
+        if not released:
+            lock_lost(self.name)

@@ -1,0 +1,285 @@
+//! Single-item requests, each named by what it means. Every expression ddblock sends on one item
+//! is written here (Laravel's conditions are quoted from `docs/format.md`).
+
+use aws_sdk_dynamodb::error::SdkError;
+use aws_sdk_dynamodb::operation::delete_item::DeleteItemError;
+use aws_sdk_dynamodb::operation::put_item::PutItemError;
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure};
+
+use super::attr::{self, Item};
+use super::error::{is_condition_failure, sdk_error};
+use super::Table;
+use crate::error::{Error, Result};
+use crate::format::input::Amount;
+use crate::format::item::ItemView;
+use crate::holder::StoredValue;
+
+/// The answer to [`Table::put_if_free`].
+#[derive(Debug)]
+pub(crate) enum PutIfFree {
+    /// The item is written.
+    Written,
+    /// The condition failed: a live item is there. `Some` with the old item when the server
+    /// returned it (`ALL_OLD`); `None` when it did not (dynalite ignores `ALL_OLD`).
+    Exists(Option<ItemView>),
+}
+
+/// The answer to [`Table::delete_if_value`].
+#[derive(Debug)]
+pub(crate) enum DeleteIfValue {
+    /// The item was there with that value and is deleted.
+    Deleted,
+    /// The condition failed. `Some(item)`: another value is stored (from `ALL_OLD`); `None`: no
+    /// old item came back, which means "no item" on servers that honour `ALL_OLD`
+    /// ([`Table::empty_old_means_absent`]) and "unknown" on the others.
+    NotDeleted(Option<ItemView>),
+}
+
+impl Table {
+    /// One GetItem of table key `k`.
+    pub(crate) async fn get(&self, k: &str, consistent: bool) -> Result<Option<ItemView>> {
+        let c = self.config();
+        let out = self
+            .client()
+            .await?
+            .get_item()
+            .table_name(c.table())
+            .set_key(Some(attr::key(c, k)))
+            .consistent_read(consistent)
+            .send()
+            .await
+            .map_err(|e| sdk_error(c, "GetItem", e))?;
+        Ok(out.item.map(|i| attr::view(c, &i)))
+    }
+
+    /// Laravel's `put()`: an unconditional PutItem of the full item.
+    pub(crate) async fn put(&self, k: &str, value: &StoredValue, expires_at: i64) -> Result<()> {
+        let c = self.config();
+        self.client()
+            .await?
+            .put_item()
+            .table_name(c.table())
+            .set_item(Some(attr::full_item(c, k, value, expires_at)))
+            .send()
+            .await
+            .map_err(|e| sdk_error(c, "PutItem", e))?;
+        Ok(())
+    }
+
+    /// Laravel's `add()`: a PutItem conditioned on `attribute_not_exists(#key) OR
+    /// #expires_at < :now`, asking for the old item when the condition fails.
+    pub(crate) async fn put_if_free(
+        &self,
+        k: &str,
+        value: &StoredValue,
+        expires_at: i64,
+    ) -> Result<PutIfFree> {
+        let c = self.config();
+        let res = self
+            .client()
+            .await?
+            .put_item()
+            .table_name(c.table())
+            .set_item(Some(attr::full_item(c, k, value, expires_at)))
+            .condition_expression("attribute_not_exists(#key) OR #expires_at < :now")
+            .expression_attribute_names("#key", c.key_attribute())
+            .expression_attribute_names("#expires_at", c.expiration_attribute())
+            .expression_attribute_values(":now", attr::num(self.now()))
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .send()
+            .await;
+        match res {
+            Ok(_) => Ok(PutIfFree::Written),
+            Err(SdkError::ServiceError(se)) if se.err().is_conditional_check_failed_exception() => {
+                let old = match se.into_err() {
+                    PutItemError::ConditionalCheckFailedException(e) => e.item,
+                    _ => None,
+                };
+                // A failed put-if-absent always has an old item: an empty one means the server
+                // ignored ALL_OLD.
+                let old = old.filter(|i| !i.is_empty());
+                self.learn_all_old(old.is_some());
+                Ok(PutIfFree::Exists(old.map(|i| attr::view(c, &i))))
+            }
+            Err(e) => Err(sdk_error(c, "PutItem", e)),
+        }
+    }
+
+    /// ddblock's release: ONE DeleteItem conditioned on `#value = :owner` (the owner typed as
+    /// stored), asking for the old item when the condition fails. No read first.
+    pub(crate) async fn delete_if_value(
+        &self,
+        k: &str,
+        value: &StoredValue,
+    ) -> Result<DeleteIfValue> {
+        let c = self.config();
+        let res = self
+            .client()
+            .await?
+            .delete_item()
+            .table_name(c.table())
+            .set_key(Some(attr::key(c, k)))
+            .condition_expression("#value = :owner")
+            .expression_attribute_names("#value", c.value_attribute())
+            .expression_attribute_values(":owner", attr::stored(value))
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .send()
+            .await;
+        match res {
+            Ok(_) => Ok(DeleteIfValue::Deleted),
+            Err(SdkError::ServiceError(se)) if se.err().is_conditional_check_failed_exception() => {
+                let old = match se.into_err() {
+                    DeleteItemError::ConditionalCheckFailedException(e) => e.item,
+                    _ => None,
+                };
+                let old: Option<Item> = old.filter(|i| !i.is_empty());
+                if old.is_some() {
+                    self.learn_all_old(true);
+                }
+                Ok(DeleteIfValue::NotDeleted(old.map(|i| attr::view(c, &i))))
+            }
+            Err(e) => Err(sdk_error(c, "DeleteItem", e)),
+        }
+    }
+
+    /// One unconditional DeleteItem (Laravel's `forget()` and `forceRelease()`).
+    pub(crate) async fn delete(&self, k: &str) -> Result<()> {
+        let c = self.config();
+        self.client()
+            .await?
+            .delete_item()
+            .table_name(c.table())
+            .set_key(Some(attr::key(c, k)))
+            .send()
+            .await
+            .map_err(|e| sdk_error(c, "DeleteItem", e))?;
+        Ok(())
+    }
+
+    /// A sweep's delete: only if the item is still expired before `cutoff` (so an item refreshed
+    /// or re-acquired since the scan stays). True when deleted.
+    pub(crate) async fn delete_if_expired_before(&self, k: &str, cutoff: i64) -> Result<bool> {
+        let c = self.config();
+        let res = self
+            .client()
+            .await?
+            .delete_item()
+            .table_name(c.table())
+            .set_key(Some(attr::key(c, k)))
+            .condition_expression("#expires_at < :cutoff")
+            .expression_attribute_names("#expires_at", c.expiration_attribute())
+            .expression_attribute_values(":cutoff", attr::num(cutoff))
+            .send()
+            .await;
+        match res {
+            Ok(_) => Ok(true),
+            Err(e) if is_condition_failure(&e) => Ok(false),
+            Err(e) => Err(sdk_error(c, "DeleteItem", e)),
+        }
+    }
+
+    /// Laravel 12.63's lock `refresh()`: UpdateItem `SET #expires_at = :expires_at` conditioned
+    /// on `attribute_exists(#key) AND #value = :owner AND #expires_at > :now`. True when updated.
+    pub(crate) async fn refresh_if_value(
+        &self,
+        k: &str,
+        value: &StoredValue,
+        expires_at: i64,
+    ) -> Result<bool> {
+        let c = self.config();
+        let res = self
+            .client()
+            .await?
+            .update_item()
+            .table_name(c.table())
+            .set_key(Some(attr::key(c, k)))
+            .update_expression("SET #expires_at = :expires_at")
+            .condition_expression(
+                "attribute_exists(#key) AND #value = :owner AND #expires_at > :now",
+            )
+            .expression_attribute_names("#key", c.key_attribute())
+            .expression_attribute_names("#value", c.value_attribute())
+            .expression_attribute_names("#expires_at", c.expiration_attribute())
+            .expression_attribute_values(":owner", attr::stored(value))
+            .expression_attribute_values(":expires_at", attr::num(expires_at))
+            .expression_attribute_values(":now", attr::num(self.now()))
+            .send()
+            .await;
+        match res {
+            Ok(_) => Ok(true),
+            Err(e) if is_condition_failure(&e) => Ok(false),
+            Err(e) => Err(sdk_error(c, "UpdateItem", e)),
+        }
+    }
+
+    /// Laravel 13's `touch()`: UpdateItem `SET #expires_at = :expires_at` conditioned on
+    /// `attribute_exists(#key) AND #expires_at > :now`. True when updated.
+    pub(crate) async fn touch(&self, k: &str, expires_at: i64) -> Result<bool> {
+        let c = self.config();
+        let res = self
+            .client()
+            .await?
+            .update_item()
+            .table_name(c.table())
+            .set_key(Some(attr::key(c, k)))
+            .update_expression("SET #expires_at = :expires_at")
+            .condition_expression("attribute_exists(#key) AND #expires_at > :now")
+            .expression_attribute_names("#key", c.key_attribute())
+            .expression_attribute_names("#expires_at", c.expiration_attribute())
+            .expression_attribute_values(":expires_at", attr::num(expires_at))
+            .expression_attribute_values(":now", attr::num(self.now()))
+            .send()
+            .await;
+        match res {
+            Ok(_) => Ok(true),
+            Err(e) if is_condition_failure(&e) => Ok(false),
+            Err(e) => Err(sdk_error(c, "UpdateItem", e)),
+        }
+    }
+
+    /// Laravel's `increment`/`decrement`: UpdateItem `SET #value = #value + :amount` (or `-`)
+    /// conditioned on `attribute_exists(#key) AND #expires_at > :now`, `ReturnValues:
+    /// UPDATED_NEW`. The new number text, or `None` when the key is missing or expired.
+    pub(crate) async fn add_to_number(
+        &self,
+        k: &str,
+        negate: bool,
+        amount: Amount,
+    ) -> Result<Option<String>> {
+        let c = self.config();
+        let op = if negate { '-' } else { '+' };
+        let res = self
+            .client()
+            .await?
+            .update_item()
+            .table_name(c.table())
+            .set_key(Some(attr::key(c, k)))
+            .update_expression(format!("SET #value = #value {op} :amount"))
+            .condition_expression("attribute_exists(#key) AND #expires_at > :now")
+            .expression_attribute_names("#key", c.key_attribute())
+            .expression_attribute_names("#value", c.value_attribute())
+            .expression_attribute_names("#expires_at", c.expiration_attribute())
+            .expression_attribute_values(":now", attr::num(self.now()))
+            .expression_attribute_values(":amount", AttributeValue::N(amount.number_text()))
+            .return_values(ReturnValue::UpdatedNew)
+            .send()
+            .await;
+        match res {
+            Ok(out) => out
+                .attributes
+                .as_ref()
+                .and_then(|a| a.get(c.value_attribute()))
+                .and_then(|v| v.as_n().ok())
+                .map(|n| Some(n.clone()))
+                .ok_or_else(|| Error::Service {
+                    operation: "UpdateItem",
+                    code: "MissingAttributes".into(),
+                    message:
+                        "the server did not return the updated value (ReturnValues=UPDATED_NEW)"
+                            .into(),
+                }),
+            Err(e) if is_condition_failure(&e) => Ok(None),
+            Err(e) => Err(sdk_error(c, "UpdateItem", e)),
+        }
+    }
+}

@@ -1,0 +1,243 @@
+//! The table itself: create, describe, TTL.
+
+use aws_sdk_dynamodb::types::{
+    AttributeDefinition, BillingMode, KeySchemaElement, KeyType, ScalarAttributeType,
+    TableDescription, TableStatus, TimeToLiveSpecification, TimeToLiveStatus,
+};
+
+use super::error::{sdk_error, service_code};
+use super::Table;
+use crate::error::{Error, Result};
+
+/// The table's TTL setting (DescribeTimeToLive).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TtlState {
+    /// TTL deletes items once `attribute` is in the past.
+    Enabled {
+        /// The TTL attribute.
+        attribute: String,
+    },
+    /// Being enabled on `attribute`.
+    Enabling {
+        /// The TTL attribute.
+        attribute: String,
+    },
+    /// Being disabled.
+    Disabling {
+        /// The TTL attribute.
+        attribute: String,
+    },
+    /// TTL is off: expired items stay until something deletes them.
+    Disabled,
+    /// The server could not say (dynalite has no UpdateTimeToLive; missing permissions).
+    Unknown {
+        /// Why.
+        reason: String,
+    },
+}
+
+impl TtlState {
+    /// `enabled`, `enabling`, `disabling`, `disabled` or `unknown`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            TtlState::Enabled { .. } => "enabled",
+            TtlState::Enabling { .. } => "enabling",
+            TtlState::Disabling { .. } => "disabling",
+            TtlState::Disabled => "disabled",
+            TtlState::Unknown { .. } => "unknown",
+        }
+    }
+
+    /// The TTL attribute, when there is one.
+    pub fn attribute(&self) -> Option<&str> {
+        match self {
+            TtlState::Enabled { attribute }
+            | TtlState::Enabling { attribute }
+            | TtlState::Disabling { attribute } => Some(attribute),
+            TtlState::Disabled | TtlState::Unknown { .. } => None,
+        }
+    }
+
+    /// Enabled or being enabled on `attribute`.
+    pub fn covers(&self, attribute: &str) -> bool {
+        matches!(self, TtlState::Enabled { attribute: a } | TtlState::Enabling { attribute: a } if a == attribute)
+    }
+}
+
+/// What DescribeTable says, in the terms ddblock checks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableInfo {
+    /// `ACTIVE`, `CREATING`, ...
+    pub status: String,
+    /// The status is ACTIVE.
+    pub active: bool,
+    /// `PAY_PER_REQUEST` or `PROVISIONED`, when the server says.
+    pub billing_mode: Option<String>,
+    /// Why the key schema does not fit Laravel's cache table, if it does not.
+    pub key_schema_problem: Option<String>,
+}
+
+impl Table {
+    /// CreateTable with Laravel's schema (one string partition key, on-demand). False when the
+    /// table already existed.
+    pub(crate) async fn create(&self) -> Result<bool> {
+        let c = self.config();
+        let res = self
+            .client()
+            .await?
+            .create_table()
+            .table_name(c.table())
+            .attribute_definitions(
+                AttributeDefinition::builder()
+                    .attribute_name(c.key_attribute())
+                    .attribute_type(ScalarAttributeType::S)
+                    .build()
+                    .map_err(|e| Error::Config(e.to_string()))?,
+            )
+            .key_schema(
+                KeySchemaElement::builder()
+                    .attribute_name(c.key_attribute())
+                    .key_type(KeyType::Hash)
+                    .build()
+                    .map_err(|e| Error::Config(e.to_string()))?,
+            )
+            .billing_mode(BillingMode::PayPerRequest)
+            .send()
+            .await;
+        match res {
+            Ok(_) => Ok(true),
+            Err(e) if service_code(&e) == Some("ResourceInUseException") => Ok(false),
+            Err(e) => Err(sdk_error(c, "CreateTable", e)),
+        }
+    }
+
+    /// DescribeTable.
+    pub(crate) async fn describe(&self) -> Result<TableInfo> {
+        let c = self.config();
+        let out = self
+            .client()
+            .await?
+            .describe_table()
+            .table_name(c.table())
+            .send()
+            .await
+            .map_err(|e| sdk_error(c, "DescribeTable", e))?;
+        let t = out.table.ok_or_else(|| Error::Service {
+            operation: "DescribeTable",
+            code: "MissingTable".into(),
+            message: "the server returned no table description".into(),
+        })?;
+        Ok(TableInfo {
+            status: t
+                .table_status()
+                .map(|s| s.as_str().to_owned())
+                .unwrap_or_else(|| "UNKNOWN".into()),
+            active: t.table_status() == Some(&TableStatus::Active),
+            billing_mode: t
+                .billing_mode_summary()
+                .and_then(|b| b.billing_mode())
+                .map(|b| b.as_str().to_owned()),
+            key_schema_problem: self.key_schema_problem(&t),
+        })
+    }
+
+    /// The table's TTL setting; a service error (unknown operation, access denied) is
+    /// [`TtlState::Unknown`], a missing table or an unreachable endpoint an error.
+    pub(crate) async fn describe_ttl(&self) -> Result<TtlState> {
+        let c = self.config();
+        let res = self
+            .client()
+            .await?
+            .describe_time_to_live()
+            .table_name(c.table())
+            .send()
+            .await;
+        let out = match res {
+            Ok(out) => out,
+            Err(e) => {
+                return match sdk_error(c, "DescribeTimeToLive", e) {
+                    Error::Service { code, message, .. } => Ok(TtlState::Unknown {
+                        reason: if code == "UnknownOperationException" {
+                            "the server does not implement DescribeTimeToLive".into()
+                        } else {
+                            format!("DescribeTimeToLive failed with {code}: {message}")
+                        },
+                    }),
+                    other => Err(other),
+                };
+            }
+        };
+        let Some(d) = out.time_to_live_description() else {
+            return Ok(TtlState::Unknown {
+                reason: "DescribeTimeToLive returned no description".into(),
+            });
+        };
+        let attribute = d.attribute_name().unwrap_or_default().to_owned();
+        Ok(match d.time_to_live_status() {
+            Some(TimeToLiveStatus::Enabled) => TtlState::Enabled { attribute },
+            Some(TimeToLiveStatus::Enabling) => TtlState::Enabling { attribute },
+            Some(TimeToLiveStatus::Disabling) => TtlState::Disabling { attribute },
+            Some(TimeToLiveStatus::Disabled) => TtlState::Disabled,
+            other => TtlState::Unknown {
+                reason: format!("unexpected TTL status {other:?}"),
+            },
+        })
+    }
+
+    /// UpdateTimeToLive enabling TTL on `attribute`. `Ok(false)` when the server does not
+    /// implement it (dynalite).
+    pub(crate) async fn enable_ttl(&self, attribute: &str) -> Result<bool> {
+        let c = self.config();
+        let res = self
+            .client()
+            .await?
+            .update_time_to_live()
+            .table_name(c.table())
+            .time_to_live_specification(
+                TimeToLiveSpecification::builder()
+                    .enabled(true)
+                    .attribute_name(attribute)
+                    .build()
+                    .map_err(|e| Error::Config(e.to_string()))?,
+            )
+            .send()
+            .await;
+        match res {
+            Ok(_) => Ok(true),
+            Err(e) if service_code(&e) == Some("UnknownOperationException") => Ok(false),
+            Err(e) => Err(sdk_error(c, "UpdateTimeToLive", e)),
+        }
+    }
+
+    /// Why `table`'s key schema is not one string HASH key named as configured, if it is not.
+    fn key_schema_problem(&self, table: &TableDescription) -> Option<String> {
+        let want = self.config().key_attribute();
+        let describe = |e: &KeySchemaElement| {
+            let ty = table
+                .attribute_definitions()
+                .iter()
+                .find(|d| d.attribute_name() == e.attribute_name())
+                .map(|d| d.attribute_type().as_str().to_owned())
+                .unwrap_or_else(|| "?".into());
+            format!("`{}` ({}, {ty})", e.attribute_name(), e.key_type().as_str())
+        };
+        let keys = table.key_schema();
+        let ok = match keys {
+            [k] => {
+                k.attribute_name() == want
+                    && k.key_type() == &KeyType::Hash
+                    && table.attribute_definitions().iter().any(|d| {
+                        d.attribute_name() == want && d.attribute_type() == &ScalarAttributeType::S
+                    })
+            }
+            _ => false,
+        };
+        (!ok).then(|| {
+            format!(
+                "the key schema is {}; Laravel's cache table needs exactly one string (S) \
+                 partition key named `{want}` (or configure the key attribute to match)",
+                keys.iter().map(describe).collect::<Vec<_>>().join(" + ")
+            )
+        })
+    }
+}

@@ -1,0 +1,246 @@
+//! What an item means: its stored value, its expiry (Laravel's rules), and, for a lock, its holder.
+//! No SDK types: the request layer hands over [`ItemView`]s.
+
+use crate::error::{CodecError, Error, Result};
+use crate::format::codec::{self, PhpValue};
+use crate::holder::{Holder, StoredValue};
+
+/// Length of a generated owner (Laravel's `Str::random()` default).
+pub const OWNER_LEN: usize = 16;
+/// Laravel's `forever()` means "5 years from now".
+pub const FOREVER_YEARS: i64 = 5;
+
+/// The expiry attribute of an item as found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Expiry {
+    /// No expiry attribute: the item never expires (as in Laravel).
+    Never,
+    /// Unix seconds.
+    At(i64),
+    /// Present but not a Unix-time number; what it holds, for messages (`S "tomorrow"`).
+    Invalid(String),
+}
+
+impl Expiry {
+    /// The timestamp, if there is a valid one.
+    pub fn at(&self) -> Option<i64> {
+        match self {
+            Expiry::At(t) => Some(*t),
+            Expiry::Never | Expiry::Invalid(_) => None,
+        }
+    }
+}
+
+/// The value attribute of an item as found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Value {
+    /// No value attribute.
+    Missing,
+    /// An `N` or `S` attribute, as Laravel writes.
+    Stored(StoredValue),
+    /// Another DynamoDB type (`B`, `BOOL`, `L`, `M`, ...): not written by Laravel.
+    Other(&'static str),
+}
+
+impl Value {
+    /// The stored value, when the attribute is `N` or `S`.
+    pub fn stored(&self) -> Option<&StoredValue> {
+        match self {
+            Value::Stored(v) => Some(v),
+            Value::Missing | Value::Other(_) => None,
+        }
+    }
+}
+
+/// An item as ddblock reads it (attribute names already resolved by the request layer).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ItemView {
+    /// The table key, when the key attribute is a string.
+    pub key: Option<String>,
+    /// The value attribute.
+    pub value: Value,
+    /// The expiry attribute.
+    pub expiry: Expiry,
+}
+
+impl ItemView {
+    /// The lock holder this item describes. An item whose expiry is not a number is reported
+    /// with an unknown expiry: a lock condition (`#expires_at < :now`) can never be true for it,
+    /// so it is held until someone force-releases it.
+    pub fn holder(&self) -> Holder {
+        holder(self.value.stored().cloned(), self.expiry.at())
+    }
+
+    /// The live value of a cache entry read at `now`: `None` when expired (`now >= expires_at`,
+    /// Laravel's `isExpired`) or without a value; an error naming `key` when the item is not a
+    /// Laravel cache value.
+    pub fn live_value(
+        &self,
+        key: &str,
+        expiry_attribute: &str,
+        now: i64,
+    ) -> Result<Option<PhpValue>> {
+        let at = match &self.expiry {
+            Expiry::Never => None,
+            Expiry::At(t) => Some(*t),
+            Expiry::Invalid(what) => {
+                return Err(CodecError::new(format!(
+                    "key {key:?}: attribute `{expiry_attribute}` holds {what}, not a Unix timestamp \
+                     number; the item was not written by Laravel or ddblock (forget() it or fix it)"
+                ))
+                .into())
+            }
+        };
+        if is_expired(at, now) {
+            return Ok(None);
+        }
+        match &self.value {
+            Value::Missing => Ok(None),
+            Value::Other(ty) => Err(CodecError::new(format!(
+                "key {key:?}: the value attribute is of DynamoDB type {ty}, not a Laravel cache \
+                 value (N or S); it was written by something other than Laravel or ddblock"
+            ))
+            .into()),
+            Value::Stored(v) => codec::decode_stored(v.text())
+                .map(Some)
+                .map_err(|e| e.context(format_args!("value of key {key:?}")).into()),
+        }
+    }
+}
+
+/// A holder from a stored value and expiry: the owner as Laravel compares it (the PHP string, or
+/// the number text of an `N` owner).
+pub fn holder(value: Option<StoredValue>, expires_at: Option<i64>) -> Holder {
+    let owner = value.as_ref().and_then(|v| match v {
+        StoredValue::Number(n) => Some(n.clone()),
+        StoredValue::String(s) => match codec::decode_stored(s) {
+            Ok(PhpValue::String(b)) => Some(String::from_utf8_lossy(&b).into_owned()),
+            Ok(PhpValue::Int(i)) => Some(i.to_string()),
+            _ => None,
+        },
+    });
+    Holder {
+        owner,
+        value,
+        expires_at,
+    }
+}
+
+/// The stored value of a lock owner, exactly as Laravel's `add()` stores it: `N` when PHP's
+/// `is_numeric` holds (so `1`, `01` and `1e0` are the same owner to DynamoDB), else serialized `S`.
+pub fn stored_owner(owner: &str) -> Result<StoredValue> {
+    Ok(codec::encode_stored(&PhpValue::String(
+        owner.as_bytes().to_vec(),
+    ))?)
+}
+
+/// Whether a stored value is a PHP string of 16 `[A-Za-z0-9]`, the owner Laravel's `Str::random()`
+/// (and ddblock) generate.
+pub fn looks_like_generated_owner(value: &StoredValue) -> bool {
+    match value {
+        StoredValue::String(s) => matches!(
+            codec::decode_stored(s),
+            Ok(PhpValue::String(b)) if b.len() == OWNER_LEN && b.iter().all(u8::is_ascii_alphanumeric)
+        ),
+        StoredValue::Number(_) => false,
+    }
+}
+
+/// Parses an `expires_at` number text. Laravel writes integers; a fraction is floored, as PHP's
+/// `>=` comparison against an integer timestamp would treat it.
+pub fn parse_timestamp(text: &str) -> Option<i64> {
+    let t = text.trim();
+    if let Ok(i) = t.parse::<i64>() {
+        return Some(i);
+    }
+    match t.parse::<f64>() {
+        Ok(f) if f.is_finite() => Some(f.floor().clamp(i64::MIN as f64, i64::MAX as f64) as i64),
+        _ => None,
+    }
+}
+
+/// Laravel's `isExpired`: an item without expiry never expires; otherwise expired when `now >= expires_at`.
+pub fn is_expired(expires_at: Option<i64>, now: i64) -> bool {
+    expires_at.is_some_and(|e| now >= e)
+}
+
+/// Laravel's `toTimestamp()`: now + ttl for a positive ttl, else now (an already-expired item).
+pub fn expiry(now: i64, ttl_secs: i64) -> Result<i64> {
+    if ttl_secs <= 0 {
+        return Ok(now);
+    }
+    now.checked_add(ttl_secs).ok_or_else(|| Error::InvalidTtl {
+        ttl: ttl_secs,
+        reason: "now + ttl overflows a 64-bit timestamp; use a smaller ttl".into(),
+    })
+}
+
+/// PHP's `(int)` of a DynamoDB number text (Laravel casts the incremented value).
+pub fn php_int_cast(n: &str) -> i64 {
+    n.trim()
+        .parse::<i64>()
+        .unwrap_or_else(|_| n.trim().parse::<f64>().map(|f| f as i64).unwrap_or(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_parse() {
+        assert_eq!(parse_timestamp("1700000000"), Some(1_700_000_000));
+        assert_eq!(parse_timestamp("1700000000.9"), Some(1_700_000_000));
+        assert_eq!(parse_timestamp("abc"), None);
+        assert_eq!(parse_timestamp("1e400"), None);
+    }
+
+    #[test]
+    fn expiry_boundary_is_inclusive() {
+        assert!(is_expired(Some(100), 100));
+        assert!(!is_expired(Some(101), 100));
+        assert!(!is_expired(None, 100));
+    }
+
+    #[test]
+    fn int_cast_like_php() {
+        assert_eq!(php_int_cast("42"), 42);
+        assert_eq!(php_int_cast("2.5"), 2);
+        assert_eq!(php_int_cast("-2.5"), -2);
+    }
+
+    #[test]
+    fn generated_owners_are_recognised() {
+        let s = |t: &str| StoredValue::String(t.into());
+        assert!(looks_like_generated_owner(&s(
+            r#"s:16:"y5lgfdhGNbGy3sTY";"#
+        )));
+        assert!(!looks_like_generated_owner(&s(
+            r#"s:15:"y5lgfdhGNbGy3sT";"#
+        )));
+        assert!(!looks_like_generated_owner(&s(
+            r#"s:16:"y5lgfdhGNbGy3sT-";"#
+        )));
+        assert!(!looks_like_generated_owner(&s("i:5;")));
+        assert!(!looks_like_generated_owner(&StoredValue::Number(
+            "1234567890123456".into()
+        )));
+    }
+
+    #[test]
+    fn bad_items_name_the_key() {
+        let v = ItemView {
+            key: Some("k".into()),
+            value: Value::Other("BOOL"),
+            expiry: Expiry::Never,
+        };
+        let e = v.live_value("k", "expires_at", 0).unwrap_err().to_string();
+        assert!(e.contains("\"k\"") && e.contains("BOOL"), "{e}");
+        let v = ItemView {
+            key: Some("k".into()),
+            value: Value::Stored(StoredValue::String("s:1:\"a\";".into())),
+            expiry: Expiry::Invalid("S \"soon\"".into()),
+        };
+        let e = v.live_value("k", "expires_at", 0).unwrap_err().to_string();
+        assert!(e.contains("\"k\"") && e.contains("expires_at"), "{e}");
+    }
+}

@@ -1,0 +1,57 @@
+//! What the lock rules need from storage, as a trait, so a second backend (S3) can sit behind the
+//! same rules without branches in `lock/`. The DynamoDB backend is in `lock/dynamo.rs`.
+
+use std::fmt;
+
+use futures_util::future::BoxFuture;
+
+use crate::error::Result;
+use crate::holder::{Holder, StoredValue};
+use crate::lock::ReleaseOutcome;
+
+/// The answer to one conditional create-or-take-over of a lock.
+#[derive(Debug)]
+pub(crate) enum Attempt {
+    /// Our item is written.
+    Written,
+    /// A live item is there (maybe ours, if an earlier write of ours landed): its holder.
+    Taken(Holder),
+    /// The condition failed but the item was gone when looked at: try again.
+    Vanished,
+}
+
+/// Storage for locks: every method is one conditional request (plus, where a server cannot say
+/// who holds the lock in its answer, one consistent read on that failure path only).
+pub(crate) trait LockBackend: Send + Sync + fmt::Debug {
+    /// The current Unix time by the configured clock.
+    fn now(&self) -> i64;
+
+    /// Writes the lock item if the key is free or its lock has expired (`expires_at < now`).
+    fn try_acquire<'a>(
+        &'a self,
+        key: &'a str,
+        owner: &'a StoredValue,
+        expires_at: i64,
+    ) -> BoxFuture<'a, Result<Attempt>>;
+
+    /// Deletes the lock item only if `owner` holds it.
+    fn release<'a>(
+        &'a self,
+        key: &'a str,
+        owner: &'a StoredValue,
+    ) -> BoxFuture<'a, Result<ReleaseOutcome>>;
+
+    /// Moves the expiry of a live lock `owner` holds; false when not held by `owner` or expired.
+    fn refresh<'a>(
+        &'a self,
+        key: &'a str,
+        owner: &'a StoredValue,
+        expires_at: i64,
+    ) -> BoxFuture<'a, Result<bool>>;
+
+    /// Who holds the lock item (strongly consistent), expired or not; `None` when there is none.
+    fn read<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Holder>>>;
+
+    /// Deletes the lock item whoever holds it.
+    fn force_release<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<()>>;
+}
