@@ -32,7 +32,7 @@ export declare class NativeLock {
   /** Deletes the lock whoever holds it. */
   forceRelease(): Promise<void>
   /** Extends our live lock to now + `ttl` (the lock's ttl by default); false when not ours. */
-  refresh(ttl?: number | undefined | null): Promise<boolean>
+  refresh(ttl?: number): Promise<boolean>
   /** Whether anyone holds the lock now (consistent read). */
   isLocked(): Promise<boolean>
   /** Whether this owner holds the lock now (consistent read). */

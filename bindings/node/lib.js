@@ -43,17 +43,17 @@ class Lock {
   get owner () { return this.#n.owner }
   get ttl () { return this.#n.ttl }
   /** `wait`: false/undefined = one attempt; `{ timeoutMs }` = retry until then. True when ours. */
-  acquire ({ wait } = {}) {
+  async acquire ({ wait } = {}) {
     return call(() => this.#n.acquire(wait ? (wait.timeoutMs ?? 0) : undefined))
   }
   /** Waits up to `timeoutMs` (Laravel's `block`): resolves to the expiry, or LOCK_TIMEOUT. */
-  block (timeoutMs) { return call(() => this.#n.block(timeoutMs)) }
-  release () { return call(() => this.#n.release()) }
-  forceRelease () { return call(() => this.#n.forceRelease()) }
-  refresh (ttl) { return call(() => this.#n.refresh(ttl)) }
-  isLocked () { return call(() => this.#n.isLocked()) }
-  isOwned () { return call(() => this.#n.isOwned()) }
-  holder () { return call(() => this.#n.holder()) }
+  async block (timeoutMs) { return call(() => this.#n.block(timeoutMs)) }
+  async release () { return call(() => this.#n.release()) }
+  async forceRelease () { return call(() => this.#n.forceRelease()) }
+  async refresh (ttl) { return call(() => this.#n.refresh(ttl)) }
+  async isLocked () { return call(() => this.#n.isLocked()) }
+  async isOwned () { return call(() => this.#n.isOwned()) }
+  async holder () { return call(() => this.#n.holder()) }
 }
 
 class Store {
@@ -83,7 +83,7 @@ class Store {
     await lock.release()
     return result
   }
-  get (key) { return call(() => this.#n.get(key)) }
+  async get (key) { return call(() => this.#n.get(key)) }
   /** An item that is not a Laravel value gets a DdblockError (code CODEC) as its value. */
   async many (keys) {
     const values = await call(() => this.#n.many(keys))
@@ -92,17 +92,17 @@ class Store {
     }
     return values
   }
-  put (key, value, ttl) { return call(() => this.#n.put(key, value, ttl)) }
-  putMany (values, ttl) { return call(() => this.#n.putMany(values, ttl)) }
-  add (key, value, ttl) { return call(() => this.#n.add(key, value, ttl)) }
-  increment (key, by) { return call(() => this.#n.increment(key, by)) }
-  decrement (key, by) { return call(() => this.#n.decrement(key, by)) }
-  forever (key, value) { return call(() => this.#n.forever(key, value)) }
-  forget (key) { return call(() => this.#n.forget(key)) }
-  touch (key, ttl) { return call(() => this.#n.touch(key, ttl)) }
-  flush () { return call(() => this.#n.flush()) }
-  createTable (options) { return call(() => this.#n.createTable(options)) }
-  doctor (options) { return call(() => this.#n.doctor(options)) }
+  async put (key, value, ttl) { return call(() => this.#n.put(key, value, ttl)) }
+  async putMany (values, ttl) { return call(() => this.#n.putMany(values, ttl)) }
+  async add (key, value, ttl) { return call(() => this.#n.add(key, value, ttl)) }
+  async increment (key, by) { return call(() => this.#n.increment(key, by)) }
+  async decrement (key, by) { return call(() => this.#n.decrement(key, by)) }
+  async forever (key, value) { return call(() => this.#n.forever(key, value)) }
+  async forget (key) { return call(() => this.#n.forget(key)) }
+  async touch (key, ttl) { return call(() => this.#n.touch(key, ttl)) }
+  async flush () { return call(() => this.#n.flush()) }
+  async createTable (options) { return call(() => this.#n.createTable(options)) }
+  async doctor (options) { return call(() => this.#n.doctor(options)) }
 }
 
 module.exports = { Store, Lock, DdblockError, CODES }

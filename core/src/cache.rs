@@ -178,7 +178,10 @@ impl Store {
 
     async fn add_number(&self, key: &str, negate: bool, by: Amount) -> Result<Option<i64>> {
         let k = self.cache_key(key)?;
-        let n = self.table().add_to_number(&k, negate, by).await?;
+        let n = self
+            .table()
+            .add_to_number(&k, negate, by.checked()?)
+            .await?;
         Ok(n.as_deref().map(item::php_int_cast))
     }
 }

@@ -808,8 +808,38 @@ fn get_and_put_values(server: Server) {
     let (code, _, err) = ctx.text(&["put", "bad", "{", "--ttl", "60", "--as", "json"]);
     assert_eq!(code, 1);
     assert!(err.contains("not JSON"), "{err}");
-    let (code, _, _) = ctx.text(&["put", "bad", "x"]);
+    let (code, _, err) = ctx.text(&["put", "bad", "x"]);
     assert_eq!(code, 2, "--ttl or --forever is required");
+    assert!(err.contains("--forever"), "{err}");
+}
+
+fn negative_numbers_are_values(server: Server) {
+    let ctx = Ctx::new(server);
+    // A negative VALUE is a value, not an unknown option (clap used to suggest `-- -42`).
+    let (code, v) = ctx.json(&["put", "neg", "-42", "--ttl", "60"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(ctx.json(&["get", "neg"]).1["value"], json!(-42));
+    // A negative ttl is the core's answer (an already expired item for put, refused for a lock).
+    let (code, v) = ctx.json(&["put", "old", "x", "--ttl", "-1"]);
+    assert_eq!(code, 0, "{v}");
+    let (code, _, err) = ctx.text(&["acquire", "l", "--ttl", "-1"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("invalid ttl -1"), "{err}");
+    assert!(!err.contains("-- -1"), "no clap tip: {err}");
+    let (code, _, err) = ctx.text(&["acquire", "l", "--ttl", "5", "--wait", "-1"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("0 or more seconds"), "{err}");
+    // Without --ttl, put names both ways to say how long.
+    let (code, _, err) = ctx.text(&["put", "k", "--", "-42"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--ttl") && err.contains("--forever"), "{err}");
+    // One item is "1 item".
+    let (_, out, _) = ctx.text(&["list"]);
+    assert!(out.contains("\n2 items ("), "{out}");
+    let one = Ctx::new(server);
+    one.json(&["put", "solo", "x", "--ttl", "60"]);
+    let (_, out, _) = one.text(&["list"]);
+    assert!(out.contains("\n1 item ("), "{out}");
 }
 
 fn errors_are_one_clear_line(server: Server) {
@@ -957,6 +987,7 @@ fn help_lists_every_command_and_exit_status() {
 }
 
 on_servers!(
+    negative_numbers_are_values,
     create_table_is_idempotent,
     acquire_status_release,
     acquire_with_owner_and_wait,

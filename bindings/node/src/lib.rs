@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use ddblock::admin::{CreateTableOptions, DoctorOptions, ScanOptions, TtlState};
-use ddblock::format::input::{timeout_from_secs_f64, ttl_from_f64, Amount};
+use ddblock::format::input::{timeout_from_secs_f64, Amount};
 use ddblock::{ErrorKind, KeyLayout, StoreConfig};
 use napi::bindgen_prelude::Result;
 use napi_derive::napi;
@@ -16,7 +16,7 @@ mod error;
 mod value;
 
 use error::IntoNapi;
-use value::{Cached, Entries, JsPhp, Many};
+use value::{Cached, Entries, JsPhp, Many, Seconds};
 
 /// How a Node caller creates the table, for `TABLE_NOT_FOUND`'s message.
 const CREATE_TABLE_HINT: &str = "`await store.createTable()` (or `ddblock create-table`)";
@@ -149,9 +149,12 @@ impl Store {
 
     /// A lock handle (no request yet). `ttl` in seconds (0 = 86400, as Laravel); `owner`
     /// defaults to a fresh random token. An invalid name, ttl or owner throws here.
-    #[napi(catch_unwind)]
-    pub fn lock(&self, name: String, ttl: Option<f64>, owner: Option<String>) -> Result<Lock> {
-        let ttl = ttl_from_f64(ttl.unwrap_or(0.0)).napi()?;
+    #[napi(
+        catch_unwind,
+        ts_args_type = "name: string, ttl?: number | undefined | null, owner?: string | undefined | null"
+    )]
+    pub fn lock(&self, name: String, ttl: Option<Seconds>, owner: Option<String>) -> Result<Lock> {
+        let ttl = ttl.map_or(0, |t| t.0);
         Ok(Lock {
             inner: self.inner.make_lock(&name, ttl, owner).napi()?,
         })
@@ -173,15 +176,14 @@ impl Store {
 
     /// Stores `value` for `ttl` seconds.
     #[napi(ts_args_type = "key: string, value: unknown, ttl: number")]
-    pub async fn put(&self, key: String, value: JsPhp, ttl: f64) -> Result<()> {
-        let ttl = ttl_from_f64(ttl).napi()?;
-        self.inner.put(&key, &value.0, ttl).await.napi()
+    pub async fn put(&self, key: String, value: JsPhp, ttl: Seconds) -> Result<()> {
+        self.inner.put(&key, &value.0, ttl.0).await.napi()
     }
 
     /// Stores many values with one expiry.
     #[napi(ts_args_type = "values: Record<string, unknown>, ttl: number")]
-    pub async fn put_many(&self, values: Entries, ttl: f64) -> Result<()> {
-        let ttl = ttl_from_f64(ttl).napi()?;
+    pub async fn put_many(&self, values: Entries, ttl: Seconds) -> Result<()> {
+        let ttl = ttl.0;
         let pairs: Vec<(&str, ddblock::PhpValue)> = values
             .0
             .iter()
@@ -192,9 +194,8 @@ impl Store {
 
     /// Stores `value` only if `key` is missing or expired; true when stored.
     #[napi(ts_args_type = "key: string, value: unknown, ttl: number")]
-    pub async fn add(&self, key: String, value: JsPhp, ttl: f64) -> Result<bool> {
-        let ttl = ttl_from_f64(ttl).napi()?;
-        self.inner.add(&key, &value.0, ttl).await.napi()
+    pub async fn add(&self, key: String, value: JsPhp, ttl: Seconds) -> Result<bool> {
+        self.inner.add(&key, &value.0, ttl.0).await.napi()
     }
 
     /// Adds `by` (default 1; fractions too, as Laravel) to a live numeric entry; the new value
@@ -225,10 +226,9 @@ impl Store {
     }
 
     /// Sets a live entry's expiry to now + `ttl`; false when missing or expired.
-    #[napi]
-    pub async fn touch(&self, key: String, ttl: f64) -> Result<bool> {
-        let ttl = ttl_from_f64(ttl).napi()?;
-        self.inner.touch(&key, ttl).await.napi()
+    #[napi(ts_args_type = "key: string, ttl: number")]
+    pub async fn touch(&self, key: String, ttl: Seconds) -> Result<bool> {
+        self.inner.touch(&key, ttl.0).await.napi()
     }
 
     /// Always rejects with `UNSUPPORTED` (a DynamoDB table cannot be flushed, as in Laravel).
@@ -418,10 +418,9 @@ impl Lock {
     }
 
     /// Extends our live lock to now + `ttl` (the lock's ttl by default); false when not ours.
-    #[napi]
-    pub async fn refresh(&self, ttl: Option<f64>) -> Result<bool> {
-        let ttl = ttl.map(ttl_from_f64).transpose().napi()?;
-        self.inner.refresh(ttl).await.napi()
+    #[napi(ts_args_type = "ttl?: number")]
+    pub async fn refresh(&self, ttl: Option<Seconds>) -> Result<bool> {
+        self.inner.refresh(ttl.map(|t| t.0)).await.napi()
     }
 
     /// Whether anyone holds the lock now (consistent read).

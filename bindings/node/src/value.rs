@@ -431,6 +431,57 @@ unsafe fn error_object(env: sys::napi_env, message: &str) -> Result<sys::napi_va
     Ok(out)
 }
 
+/// A ttl in whole seconds from a JS number (the core's rule); anything else is INVALID_TTL with
+/// a message that says what was given, not napi's conversion error.
+pub struct Seconds(pub i64);
+
+impl TypeName for Seconds {
+    fn type_name() -> &'static str {
+        "number"
+    }
+    fn value_type() -> ValueType {
+        ValueType::Number
+    }
+}
+
+impl ValidateNapiValue for Seconds {}
+
+impl FromNapiValue for Seconds {
+    unsafe fn from_napi_value(env: sys::napi_env, v: sys::napi_value) -> Result<Self> {
+        let t = type_of(env, v)?;
+        if t != sys::ValueType::napi_number {
+            return Err(binding_error(
+                ErrorKind::InvalidTtl,
+                format!(
+                    "invalid ttl: a ttl is a whole number of seconds (a number), not a {}",
+                    js_type_name(t)
+                ),
+            ));
+        }
+        let f = f64::from_napi_value(env, v)?;
+        ddblock::format::input::ttl_from_f64(f)
+            .map(Seconds)
+            .map_err(to_napi)
+    }
+}
+
+/// The name of a JS type, for messages.
+fn js_type_name(t: sys::napi_valuetype) -> &'static str {
+    match t {
+        sys::ValueType::napi_undefined => "undefined",
+        sys::ValueType::napi_null => "null",
+        sys::ValueType::napi_boolean => "boolean",
+        sys::ValueType::napi_number => "number",
+        sys::ValueType::napi_string => "string",
+        sys::ValueType::napi_symbol => "symbol",
+        sys::ValueType::napi_object => "object",
+        sys::ValueType::napi_function => "function",
+        sys::ValueType::napi_external => "external",
+        sys::ValueType::napi_bigint => "bigint",
+        _ => "value",
+    }
+}
+
 /// Key → value pairs from a plain JS object, for `putMany`.
 pub struct Entries(pub Vec<(String, PhpValue)>);
 

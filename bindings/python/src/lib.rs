@@ -53,6 +53,18 @@ fn _sample_error(py: Python<'_>, kind: &str) -> PyResult<Py<PyAny>> {
     Ok(errors::to_py(errors::sample(*k)).into_value(py).into_any())
 }
 
+/// `(initial, max, multiplier, jitter)` of the core's default lock-wait backoff, in seconds.
+#[pyfunction]
+fn _default_backoff() -> (f64, f64, f64, f64) {
+    let b = ddblock::Backoff::default();
+    (
+        b.initial.as_secs_f64(),
+        b.max.as_secs_f64(),
+        b.multiplier,
+        b.jitter,
+    )
+}
+
 /// Stops the binding's runtime (registered with `atexit` by the package; see runtime.rs).
 #[pyfunction]
 fn _shutdown(py: Python<'_>, timeout: f64) {
@@ -72,5 +84,5 @@ mod _native {
     #[pymodule_export]
     use super::store::PyStore;
     #[pymodule_export]
-    use super::{_error_kinds, _sample_error, _shutdown, serialize, unserialize};
+    use super::{_default_backoff, _error_kinds, _sample_error, _shutdown, serialize, unserialize};
 }

@@ -101,12 +101,14 @@ pub(super) fn service_code<E: ProvideErrorMetadata, R>(err: &SdkError<E, R>) -> 
     }
 }
 
-/// The identity resolver found no credentials (nothing was sent).
+/// The identity resolver found no credentials (nothing was sent). The SDK reports e.g. "an error
+/// occurred while loading credentials: failed to load IMDS session token" (a dispatch failure).
 fn is_missing_credentials(err: &(dyn std::error::Error + 'static)) -> bool {
     let chain = error_chain(err).to_ascii_lowercase();
-    chain.contains("no credentials")
+    chain.contains("loading credentials")
+        || chain.contains("no credentials")
+        || chain.contains("credential provider")
         || chain.contains("credentials provider")
-        || chain.contains("identity")
 }
 
 /// "the endpoint answered HTTP 404 with `<html>…`, which is not a DynamoDB answer".

@@ -69,6 +69,14 @@ impl Amount {
         }
     }
 
+    /// The amount, checked: NaN and infinities are refused (DynamoDB numbers are finite).
+    pub fn checked(self) -> Result<Amount> {
+        match self {
+            Amount::Float(f) => Amount::from_f64(f),
+            int => Ok(int),
+        }
+    }
+
     /// The DynamoDB number text (PHP's `(string)` of the amount).
     pub fn number_text(self) -> String {
         match self {
@@ -93,6 +101,13 @@ impl From<i64> for Amount {
 impl From<i32> for Amount {
     fn from(v: i32) -> Self {
         Amount::Int(v.into())
+    }
+}
+
+/// Unchecked: `increment` refuses a non-finite float before any request.
+impl From<f64> for Amount {
+    fn from(v: f64) -> Self {
+        Amount::Float(v)
     }
 }
 

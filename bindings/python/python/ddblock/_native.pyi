@@ -5,7 +5,7 @@ The extension module, declared so that its stubs can be generated (`maturin gene
 from _typeshed import SupportsGetItem
 from typing import Any, Final, SupportsFloat, SupportsIndex, final
 
-__all__ = ["__version__", "Lock", "Pending", "Store", "_error_kinds", "_sample_error", "_shutdown", "serialize", "unserialize"]
+__all__ = ["__version__", "Lock", "Pending", "Store", "_default_backoff", "_error_kinds", "_sample_error", "_shutdown", "serialize", "unserialize"]
 
 __version__: Final[str]
 
@@ -110,6 +110,11 @@ class Store:
     def touch(self, /, key: str, ttl: Any) -> Pending: ...
     @property
     def value_attribute(self, /) -> str: ...
+
+def _default_backoff() -> tuple[float, float, float, float]:
+    """
+    `(initial, max, multiplier, jitter)` of the core's default lock-wait backoff, in seconds.
+    """
 
 def _error_kinds() -> list[tuple[str, str]]:
     """

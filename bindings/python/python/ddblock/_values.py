@@ -5,6 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._native import _default_backoff
+
+# The core's defaults (one source): initial, max, multiplier, jitter.
+_INITIAL, _MAX, _MULTIPLIER, _JITTER = _default_backoff()
+
 __all__ = ["Backoff", "Holder", "PhpObject"]
 
 
@@ -46,18 +51,18 @@ class Backoff:
     """How a waiting ``acquire``/``with`` retries: capped exponential backoff with jitter.
 
     The wait before retry ``n`` is ``min(initial * multiplier**n, max)``, of
-    which the fraction ``jitter`` is randomised. The default starts at 50 ms
-    and doubles up to 1 s, half of each wait random.
+    which the fraction ``jitter`` is randomised. The defaults are the core's:
+    50 ms doubling up to 1 s, half of each wait random.
     """
 
     #: First wait, in seconds.
-    initial: float = 0.05
+    initial: float = _INITIAL
     #: Longest wait, in seconds.
-    max: float = 1.0
+    max: float = _MAX
     #: Growth per attempt (1.0: a fixed interval).
-    multiplier: float = 2.0
+    multiplier: float = _MULTIPLIER
     #: Fraction of each wait that is random, 0 to 1.
-    jitter: float = 0.5
+    jitter: float = _JITTER
 
     @classmethod
     def laravel(cls) -> Backoff:

@@ -1,0 +1,90 @@
+// What a new user meets first (issue 16): the configuration rule, clear errors, the table from
+// Node, and the package used from an app (ESM and CommonJS).
+import { test, describe, before } from 'node:test'
+import assert from 'node:assert/strict'
+import { createRequire } from 'node:module'
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
+import { mkdtempSync, writeFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { SERVERS, ROOT, freshTable, unique } from './helpers.mjs'
+
+const { Store, DdblockError } = createRequire(import.meta.url)('../lib.js')
+const run = promisify(execFile)
+
+const code = (c, pattern) => (e) => {
+  assert.ok(e instanceof DdblockError, `not a DdblockError: ${e}`)
+  assert.equal(e.code, c, e.message)
+  if (pattern) assert.match(e.message, pattern)
+  return true
+}
+
+const { endpoint } = SERVERS[0]
+
+test('Laravel variables fill what is not given; explicit options win', async () => {
+  const table = await freshTable(endpoint)
+  const saved = { ...process.env }
+  try {
+    process.env.DYNAMODB_ENDPOINT = endpoint
+    process.env.DYNAMODB_CACHE_TABLE = table
+    process.env.CACHE_PREFIX = 'app_'
+    const store = new Store()
+    assert.deepEqual([store.endpoint, store.table, store.prefix], [endpoint, table, 'app_'])
+    await store.put('k', 'v', 60) // the local server, not AWS
+    assert.equal(await store.get('k'), 'v')
+    const other = new Store({ endpoint: 'http://127.0.0.1:9', prefix: '' })
+    assert.deepEqual([other.endpoint, other.prefix, other.table], ['http://127.0.0.1:9', '', table])
+  } finally {
+    for (const k of ['DYNAMODB_ENDPOINT', 'DYNAMODB_CACHE_TABLE', 'CACHE_PREFIX']) {
+      if (saved[k] === undefined) delete process.env[k]
+      else process.env[k] = saved[k]
+    }
+  }
+})
+
+describe('on a fresh table', () => {
+  let store
+  before(async () => { store = new Store({ table: await freshTable(endpoint), endpoint }) })
+
+  test('a ttl that is not a whole number says so', async () => {
+    await assert.rejects(store.put('k', 'v', '30'), code('INVALID_TTL', /not a string/))
+    await assert.rejects(store.put('k', 'v', 1.5), code('INVALID_TTL', /whole number of seconds/))
+    assert.throws(() => store.lock('l', { ttl: '30' }), code('INVALID_TTL', /not a string/))
+  })
+
+  test('increment by a fraction does what Laravel and Python do', async () => {
+    await store.put('n', 1, 60)
+    assert.equal(await store.increment('n', 1.5), 2)
+    assert.equal(await store.get('n'), 2.5)
+  })
+
+  test('createTable and doctor; a missing table says how to create it', async () => {
+    const fresh = new Store({ table: unique('fresh_'), endpoint })
+    await assert.rejects(fresh.get('k'), code('TABLE_NOT_FOUND', /await store\.createTable\(\)/))
+    const report = await fresh.createTable()
+    assert.equal(report.created, true)
+    assert.equal(report.ready, true)
+    assert.equal((await fresh.createTable()).created, false)
+    const doctor = await fresh.doctor()
+    assert.equal(doctor.healthy, true, JSON.stringify(doctor))
+    await fresh.put('k', 'v', 60)
+    assert.equal(await fresh.get('k'), 'v')
+  })
+})
+
+test('the package works from an app, as ESM and as CommonJS', async () => {
+  const app = mkdtempSync(path.join(tmpdir(), 'ddblock-app-'))
+  try {
+    writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'app', private: true }))
+    await run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', path.join(ROOT, 'bindings/node')], { cwd: app })
+    const table = await freshTable(endpoint)
+    const env = { ...process.env, DYNAMODB_ENDPOINT: endpoint, DYNAMODB_CACHE_TABLE: table }
+    writeFileSync(path.join(app, 'app.mjs'), "import { Store } from 'ddblock'\nconst s = new Store()\nawait s.put('k', 'esm', 60)\nconsole.log(await s.get('k'))\n")
+    writeFileSync(path.join(app, 'app.cjs'), "const { Store } = require('ddblock')\nconst s = new Store()\ns.get('k').then((v) => console.log(v))\n")
+    assert.equal((await run(process.execPath, ['app.mjs'], { cwd: app, env })).stdout, 'esm\n')
+    assert.equal((await run(process.execPath, ['app.cjs'], { cwd: app, env })).stdout, 'esm\n')
+  } finally {
+    rmSync(app, { recursive: true, force: true })
+  }
+})
