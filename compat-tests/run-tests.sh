@@ -9,8 +9,13 @@
 # DynamoDB emulators (compat-tests/servers.sh; stopped again on exit, however
 # this script ends), exports their endpoints (DDBLOCK_TEST_MOTO,
 # DDBLOCK_TEST_DYNALITE) plus dummy AWS credentials, then runs the steps.
+# Steps run in waves (see WAVES); the steps of a wave run in parallel, up to
+# DDBLOCK_JOBS at once (default 3: builds take turns on cargo's lock while
+# other steps' tests, mostly waiting on the servers, run), each into its own
+# log (compat-tests/.run/logs/STEP.log), printed whole when the step ends.
 # Every step runs even if an earlier one failed (set DDBLOCK_FAIL_FAST=1 to
-# stop at the first failure); the exit status is non-zero if any failed.
+# stop after the first wave with a failure); the exit status is non-zero if
+# any failed.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -27,6 +32,10 @@ step_test() { cargo test --workspace; }
 step_php() { bash compat-tests/php/selftest.sh; }
 step_python() { bindings/python/test.sh; }
 step_node() { bash bindings/node/test.sh; }
+step_docs() {
+    cargo build --quiet -p ddblock-cli -p ddblock-doc-snippets
+    python3 compat-tests/docs/snippets.py
+}
 
 STEPS=(
     "fmt|rustfmt check: cargo fmt --all -- --check"
@@ -35,6 +44,15 @@ STEPS=(
     "php|Laravel harness self-test: compat-tests/php/selftest.sh"
     "python|Python binding: bindings/python/test.sh (maturin develop, ruff, mypy --strict, stubtest, pytest on moto and dynalite)"
     "node|Node binding (napi-rs): bindings/node/test.sh (debug build, index.d.ts drift, tsc, node --test)"
+    "docs|every code block of README.md and docs/, run as written: compat-tests/docs/snippets.py"
+)
+
+# Waves: a step starts once every step of the waves before it has ended. The
+# snippets need the Python and Node bindings those steps build.
+WAVES=(
+    "fmt clippy"
+    "test php python node"
+    "docs"
 )
 
 # --- plumbing --------------------------------------------------------------------
@@ -93,38 +111,67 @@ source "${DDBLOCK_RUN_DIR:-$HERE/.run}/env"
 echo "DDBLOCK_TEST_MOTO=$DDBLOCK_TEST_MOTO"
 echo "DDBLOCK_TEST_DYNALITE=$DDBLOCK_TEST_DYNALITE"
 
-total=0
-for s in "${STEPS[@]}"; do is_selected "${s%%|*}" && total=$((total + 1)); done
+desc_of() {
+    local s
+    for s in "${STEPS[@]}"; do [[ ${s%%|*} == "$1" ]] && { printf '%s' "${s#*|}"; return; }; done
+}
+
+LOG_DIR="${DDBLOCK_RUN_DIR:-$HERE/.run}/logs"
+mkdir -p "$LOG_DIR"
+JOBS="${DDBLOCK_JOBS:-3}"
+
+# Every step is in exactly one wave.
+for s in "${STEPS[@]}"; do
+    name=${s%%|*}
+    grep -qw -- "$name" <<<"${WAVES[*]}" || { echo "step $name is in no wave" >&2; exit 2; }
+done
 
 results=()
 failed=()
-n=0
-for s in "${STEPS[@]}"; do
-    name=${s%%|*}
-    desc=${s#*|}
-    is_selected "$name" || continue
-    n=$((n + 1))
-    banner "step $n/$total: $desc"
-    t0=$SECONDS
-    set +e
+declare -A started=() pids=()
+
+# Runs step $1 into its log; the exit status is the step's.
+run_step() {
+    local name=$1
     (
         set -e
         "step_$name"
-    )
-    rc=$?
-    set -e
-    dt=$((SECONDS - t0))
+    ) >"$LOG_DIR/$name.log" 2>&1
+}
+
+# Waits for any running step, prints its log and records its result.
+reap() {
+    local pid="" name rc=0
+    wait -n -p pid "${!pids[@]}" || rc=$?
+    [[ -n $pid ]] || return 0
+    name=${pids[$pid]}
+    unset "pids[$pid]"
+    local dt=$((SECONDS - started[$name]))
+    banner "step $name: $(desc_of "$name")"
+    cat "$LOG_DIR/$name.log"
     if [[ $rc -eq 0 ]]; then
         results+=("  ok    $name (${dt} s)")
         echo "== step $name: ok (${dt} s)"
     else
         results+=("  FAIL  $name (exit $rc, ${dt} s)")
         failed+=("$name")
-        echo "== step $name: FAILED with exit code $rc (${dt} s)"
-        if [[ ${DDBLOCK_FAIL_FAST:-0} == 1 ]]; then
-            echo "== DDBLOCK_FAIL_FAST=1: skipping the remaining steps"
-            break
-        fi
+        echo "== step $name: FAILED with exit code $rc (${dt} s); log: $LOG_DIR/$name.log"
+    fi
+}
+
+for wave in "${WAVES[@]}"; do
+    for name in $wave; do
+        is_selected "$name" || continue
+        while [[ ${#pids[@]} -ge $JOBS ]]; do reap; done
+        echo "== starting step $name ($(desc_of "$name"))"
+        started[$name]=$SECONDS
+        run_step "$name" &
+        pids[$!]=$name
+    done
+    while [[ ${#pids[@]} -gt 0 ]]; do reap; done
+    if [[ ${#failed[@]} -gt 0 && ${DDBLOCK_FAIL_FAST:-0} == 1 ]]; then
+        echo "== DDBLOCK_FAIL_FAST=1: skipping the remaining waves"
+        break
     fi
 done
 
@@ -134,4 +181,4 @@ if [[ ${#failed[@]} -gt 0 ]]; then
     echo "== FAILED steps: ${failed[*]}"
     exit 1
 fi
-echo "== all $total steps ok"
+echo "== all ${#results[@]} steps ok"
