@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, BillingMode, KeySchemaElement, KeyType, ScalarAttributeType,
 };
-use common::{laravel_item, n, s, Env, Server};
+use common::{laravel_item, n, on_servers, s, Env, Server};
 use ddblock::admin::looks_like_generated_owner;
 use ddblock::{
     CheckId, CheckStatus, CreateTableOptions, DoctorOptions, ErrorKind, ItemKind, KeyLayout,

@@ -5,7 +5,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{laravel_item, n, s, Env, Server};
+use common::{laravel_item, n, on_servers, s, Env, Server};
 use ddblock::aws_sdk_dynamodb::types::AttributeValue;
 use ddblock::{ErrorKind, KeyLayout, PhpValue, Store, StoreConfig};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

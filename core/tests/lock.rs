@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{laravel_item, n, s, Env, Server};
+use common::{laravel_item, n, on_servers, s, Env, Server};
 use ddblock::{AcquireOutcome, Backoff, ErrorKind, KeyLayout, ReleaseOutcome, StoredValue};
 
 async fn numeric_owner_is_stored_as_n_and_released(server: Server) {

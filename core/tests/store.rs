@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{laravel_item, n, s, Env, Server};
+use common::{laravel_item, n, on_servers, s, Env, Server};
 use ddblock::aws_sdk_dynamodb::types::AttributeValue;
 use ddblock::{ErrorKind, KeyLayout, PhpKey, PhpValue, StoreConfig};
 

@@ -6,7 +6,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{assert_fields, now, scratch, stderr_of, wait_timeout, Ctx, Server};
+use common::{assert_fields, now, on_servers, scratch, stderr_of, wait_timeout, Ctx, Server};
 use ddblock::aws_sdk_dynamodb::types::AttributeValue;
 use serde_json::json;
 
@@ -987,6 +987,7 @@ fn help_lists_every_command_and_exit_status() {
 }
 
 on_servers!(
+    sync
     negative_numbers_are_values,
     create_table_is_idempotent,
     acquire_status_release,

@@ -8,7 +8,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 use base64::Engine;
-use common::{Ctx, Server};
+use common::{on_servers, Ctx, Server};
 use serde_json::{json, Value};
 
 /// One `php harness.php` command loop.
@@ -198,6 +198,7 @@ fn cache_values_cross_both_ways(server: Server) {
 }
 
 on_servers!(
+    sync
     laravel8_lock_is_seen_and_released_by_owner,
     laravel12_numeric_owner_is_released,
     cache_values_cross_both_ways,

@@ -20,26 +20,16 @@ use aws_sdk_dynamodb::types::{
 };
 use aws_sdk_dynamodb::Client;
 use ddblock_fault_proxy::{start, FaultConfig, ProxyConfig, ProxyHandle, Stats};
+use ddblock_test_support::Server;
 
 const TEN_S: Duration = Duration::from_secs(10);
 
 /// `(name, endpoint)` of each local server.
 fn backends() -> Vec<(&'static str, String)> {
-    [
-        ("moto", "DDBLOCK_TEST_MOTO"),
-        ("dynalite", "DDBLOCK_TEST_DYNALITE"),
-    ]
-    .into_iter()
-    .map(|(name, var)| {
-        let url = std::env::var(var).unwrap_or_else(|_| {
-            panic!(
-                "{var} is not set: run the tests with ./compat-tests/run-tests.sh, \
-                     which starts the local DynamoDB servers"
-            )
-        });
-        (name, url)
-    })
-    .collect()
+    Server::ALL
+        .into_iter()
+        .map(|server| (server.name(), server.endpoint()))
+        .collect()
 }
 
 /// SDK client: test credentials, `attempts` tries with a short backoff, optional attempt timeout.
@@ -95,7 +85,7 @@ static TABLES: AtomicUsize = AtomicUsize::new(0);
 
 /// A fresh table (`key` S hash key), created directly on the upstream, ACTIVE on return.
 async fn new_table(upstream: &Client) -> String {
-    new_table_keys(upstream, &[("key", KeyType::Hash)]).await
+    ddblock_test_support::new_table(upstream, "key").await
 }
 
 /// A fresh table with these S key attributes, created directly on the upstream, ACTIVE on return.

@@ -5,7 +5,6 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command as StdCommand, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
@@ -14,27 +13,7 @@ use ddblock::aws_sdk_dynamodb::types::AttributeValue;
 use ddblock::aws_sdk_dynamodb::Client;
 use serde_json::Value;
 
-/// The local servers every test runs against.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Server {
-    Moto,
-    Dynalite,
-}
-
-impl Server {
-    pub fn endpoint(self) -> String {
-        let var = match self {
-            Server::Moto => "DDBLOCK_TEST_MOTO",
-            Server::Dynalite => "DDBLOCK_TEST_DYNALITE",
-        };
-        std::env::var(var).unwrap_or_else(|_| {
-            panic!(
-                "{var} is not set: run the tests with ./compat-tests/run-tests.sh, which starts the \
-                 local servers (or `compat-tests/servers.sh start && source compat-tests/.run/env`)"
-            )
-        })
-    }
-}
+pub use ddblock_test_support::{on_servers, unique, Server};
 
 /// The built `ddblock` binary.
 pub fn bin() -> &'static Path {
@@ -43,19 +22,7 @@ pub fn bin() -> &'static Path {
 
 /// The repository root.
 pub fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-static COUNTER: AtomicUsize = AtomicUsize::new(0);
-
-/// A name no other test uses.
-pub fn unique(prefix: &str) -> String {
-    format!(
-        "{prefix}{}_{}_{}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::SeqCst),
-        ddblock::lock::random_owner().to_lowercase()
-    )
+    ddblock_test_support::repo_root()
 }
 
 /// A scratch directory.
@@ -293,17 +260,4 @@ pub fn stderr_of(child: &mut Child) -> String {
     use std::io::Read;
     child.stderr.take().unwrap().read_to_string(&mut s).unwrap();
     s
-}
-
-/// Runs each listed `fn name(server: Server)` as one test per server (`moto::name`, `dynalite::name`).
-#[macro_export]
-macro_rules! on_servers {
-    ($($name:ident),* $(,)?) => {
-        mod moto {
-            $( #[test] fn $name() { super::$name($crate::common::Server::Moto) } )*
-        }
-        mod dynalite {
-            $( #[test] fn $name() { super::$name($crate::common::Server::Dynalite) } )*
-        }
-    };
 }
