@@ -27,6 +27,7 @@ step_test() { cargo test --workspace; }
 step_php() { bash compat-tests/php/selftest.sh; }
 step_python() { bindings/python/test.sh; }
 step_node() { bash bindings/node/test.sh; }
+step_php-driver() { bash bindings/php/test.sh; }
 
 STEPS=(
     "fmt|rustfmt check: cargo fmt --all -- --check"
@@ -35,6 +36,7 @@ STEPS=(
     "php|Laravel harness self-test: compat-tests/php/selftest.sh"
     "python|Python binding: bindings/python/test.sh (maturin develop, ruff, mypy --strict, stubtest, pytest on moto and dynalite)"
     "node|Node binding (napi-rs): bindings/node/test.sh (debug build, index.d.ts drift, tsc, node --test)"
+    "php-driver|PHP driver ddblock/laravel: bindings/php/test.sh (php -l, phpcs PSR-12, conformance vectors, PHPUnit on Laravel 8.83 and 13 with the CLI, Python and Node as peers)"
 )
 
 # --- plumbing --------------------------------------------------------------------
