@@ -165,10 +165,11 @@ final class LockTest extends TestCase
         } catch (LockTimeoutException $e) {
             $waited = microtime(true) - $started;
         }
-        // Laravel 8's block() counts whole seconds (time()), 13's milliseconds: 1 s means 0.05 to
-        // about 2 s here; every attempt is one PutItem, and with 50 ms between them many are made.
+        // block() is the installed Laravel's own loop: 8's counts whole seconds (time()), so 1 s
+        // means anything from one 50 ms sleep to about 1.1 s; 13's counts milliseconds. Each
+        // attempt is one PutItem: at least the first and one retry.
         $this->assertLessThan(3.0, $waited);
-        $this->assertGreaterThanOrEqual(5, $recorder->counts()['PutItem'] ?? 0);
+        $this->assertGreaterThanOrEqual(2, $recorder->counts()['PutItem'] ?? 0);
         // Waiting reads nothing where the failed put names the holder (ALL_OLD: DynamoDB, moto);
         // dynalite ignores ALL_OLD, so there each failed put is followed by one consistent read.
         $reads = $recorder->counts()['GetItem'] ?? 0;
