@@ -17,7 +17,7 @@ use aws_sdk_dynamodb::config::{
 use aws_sdk_dynamodb::error::BoxError;
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, AttributeValue, BillingMode, KeySchemaElement, KeyType,
-    ScalarAttributeType,
+    ScalarAttributeType, TableStatus,
 };
 use aws_sdk_dynamodb::Client;
 use ddblock::{AcquireOutcome, Clock, Holder, KeyLayout, ReleaseOutcome, Store, StoreConfig};
@@ -243,6 +243,27 @@ impl Server {
             .send()
             .await
             .unwrap_or_else(|e| panic!("create table at {}: {e:?}", self.endpoint));
+        // dynalite answers CreateTable before the table takes requests: wait until it is ACTIVE.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            let status = self
+                .plain
+                .describe_table()
+                .table_name(&name)
+                .send()
+                .await
+                .ok()
+                .and_then(|d| d.table?.table_status);
+            if status == Some(TableStatus::Active) {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "table {name} not ACTIVE within 10 s at {}",
+                self.endpoint
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
         self.tables.insert(key_attribute.to_owned(), name.clone());
         name
     }

@@ -114,7 +114,12 @@ abstract class TestCase extends BaseTestCase
             'AttributeDefinitions' => [['AttributeName' => $keyAttribute, 'AttributeType' => 'S']],
             'KeySchema' => [['AttributeName' => $keyAttribute, 'KeyType' => 'HASH']],
         ]);
-        $client->waitUntil('TableExists', ['TableName' => $table, '@waiter' => ['delay' => 0, 'maxAttempts' => 50]]);
+        // dynalite answers CreateTable before the table takes requests: wait until ACTIVE, 50 ms
+        // between looks (the waiter's delay is in seconds; a callable may give a fraction), 10 s.
+        $client->waitUntil('TableExists', [
+            'TableName' => $table,
+            '@waiter' => ['initDelay' => 0, 'delay' => static fn (): float => 0.05, 'maxAttempts' => 200],
+        ]);
         self::$tables[] = [$client, $table];
 
         return $table;
