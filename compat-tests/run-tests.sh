@@ -36,6 +36,7 @@ step_docs() {
     cargo build --quiet -p ddblock-cli -p ddblock-doc-snippets
     python3 compat-tests/docs/snippets.py
 }
+step_php-driver() { bash bindings/php/test.sh; }
 
 STEPS=(
     "fmt|rustfmt check: cargo fmt --all -- --check"
@@ -44,15 +45,17 @@ STEPS=(
     "php|Laravel harness self-test: compat-tests/php/selftest.sh"
     "python|Python binding: bindings/python/test.sh (maturin develop, ruff, mypy --strict, stubtest, pytest on moto and dynalite)"
     "node|Node binding (napi-rs): bindings/node/test.sh (debug build, index.d.ts drift, tsc, node --test)"
+    "php-driver|PHP driver ddblock/laravel: bindings/php/test.sh (php -l, phpcs PSR-12, conformance vectors, PHPUnit on Laravel 8.83 and 13 with the CLI, Python and Node as peers)"
     "docs|every code block of README.md and docs/, run as written: compat-tests/docs/snippets.py"
 )
 
 # Waves: a step starts once every step of the waves before it has ended. The
-# snippets need the Python and Node bindings those steps build.
+# PHP driver's cross-language tests and the snippets need the Python and Node
+# bindings those steps build.
 WAVES=(
     "fmt clippy"
     "test php python node"
-    "docs"
+    "php-driver docs"
 )
 
 # --- plumbing --------------------------------------------------------------------

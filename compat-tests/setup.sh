@@ -4,8 +4,9 @@
 #     compat-tests/requirements.txt
 #   - dynalite (DynamoDB emulator, Node) into compat-tests/node_modules,
 #     pinned by compat-tests/package.json + package-lock.json
-#   - PHP + Laravel's Illuminate cache component (Debian packages), used by
-#     the Laravel interop tests and codec fixtures
+#   - PHP, Laravel 8.83, Guzzle, PHPUnit and phpcs (Debian packages), used by
+#     the Laravel interop tests, the codec fixtures and the PHP driver's tests;
+#     checks that the AWS SDK for PHP and Laravel 13's lock classes are there
 #
 # Idempotent: every part is skipped when already installed at the pinned
 # versions, so a second run takes about a second.
@@ -49,23 +50,44 @@ if [[ ${#missing[@]} -gt 0 ]]; then
 fi
 log "base tools: ok (curl, python3 $(python3 -c 'import platform; print(platform.python_version())'), node $(node --version))"
 
-# --- PHP + Illuminate cache (Laravel interop tests) ------------------------------
-DYNAMO_STORE=/usr/share/php/Illuminate/Cache/DynamoDbStore.php
+# --- PHP, Laravel, the AWS SDK for PHP, PHPUnit (Laravel interop tests, PHP driver) ----
+# Debian packages: php-cli, php-curl, php-mbstring, php-xml; php-laravel-framework (the whole
+# Laravel 8.83 framework, php-illuminate-cache included), php-guzzlehttp-guzzle (the AWS SDK's
+# HTTP client), phpunit (9.6) and php-codesniffer (phpcs, PSR-12) for bindings/php.
+PHP_PACKAGES=(php-cli php-curl php-mbstring php-xml php-laravel-framework php-guzzlehttp-guzzle phpunit php-codesniffer)
+PHP_FILES=(
+    /usr/share/php/Illuminate/Cache/DynamoDbStore.php
+    /usr/share/php/Illuminate/Foundation/Application.php
+    /usr/share/php/GuzzleHttp/autoload.php
+)
 php_ok() {
     command -v php >/dev/null 2>&1 || return 1
-    [[ -f $DYNAMO_STORE ]] || return 1
-    local mods
+    command -v phpunit >/dev/null 2>&1 || return 1
+    command -v phpcs >/dev/null 2>&1 || return 1
+    local f mods
+    for f in "${PHP_FILES[@]}"; do [[ -f $f ]] || return 1; done
     mods="$(php -m 2>/dev/null)" || return 1
-    grep -qix curl <<<"$mods" || return 1
-    grep -qix mbstring <<<"$mods" || return 1
+    local m
+    for m in curl mbstring dom xml; do grep -qix "$m" <<<"$mods" || return 1; done
 }
 if php_ok; then
-    log "php: already installed ($(php -r 'echo PHP_VERSION;'), Illuminate DynamoDbStore present), skipping"
+    log "php: already installed ($(php -r 'echo PHP_VERSION;'), Laravel $(php -r "require 'Illuminate/autoload.php'; echo Illuminate\\Foundation\\Application::VERSION;" 2>/dev/null || echo '?'), phpunit, phpcs), skipping"
 else
-    log "php: php-cli/php-curl/php-mbstring/php-illuminate-cache missing, installing"
-    apt_install php-cli php-curl php-mbstring php-illuminate-cache
-    php_ok || die "php install did not provide php with curl+mbstring and $DYNAMO_STORE"
+    log "php: installing ${PHP_PACKAGES[*]}"
+    apt_install "${PHP_PACKAGES[@]}"
+    php_ok || die "php install did not provide php (curl, mbstring, xml), phpunit, phpcs and ${PHP_FILES[*]}"
 fi
+
+# The real AWS SDK for PHP and upstream Laravel 13's lock classes are not packaged by Debian and
+# there is no Composer registry here: they are read from ../shared/php next to the repository
+# (or DDBLOCK_AWS_SDK_PHP / DDBLOCK_LARAVEL13), see compat-tests/php/support.php.
+SHARED_PHP="$(cd "$HERE/../.." && pwd)/shared/php"
+for pair in "DDBLOCK_AWS_SDK_PHP:aws-sdk-php:autoload.php" "DDBLOCK_LARAVEL13:laravel-13:Illuminate/Cache/DynamoDbLock.php"; do
+    IFS=: read -r var name file <<<"$pair"
+    dir="${!var:-$SHARED_PHP/$name}"
+    [[ -f $dir/$file ]] || die "$dir/$file missing: the PHP tests need $name (set $var to its folder)"
+done
+log "php: AWS SDK for PHP and Laravel 13's lock classes found (${DDBLOCK_AWS_SDK_PHP:-$SHARED_PHP/aws-sdk-php})"
 
 # --- moto (Python venv) ------------------------------------------------------
 VENV="$HERE/.venv"

@@ -14,7 +14,10 @@ test credentials, and PATH with the built `ddblock` CLI first. Blocks are run by
     js            node, as an ES module inside bindings/node (so `import ... from 'ddblock'` works)
     sh, bash      bash -euo pipefail
     rust          compat-tests/docs/rust-snippets: each block is a module of one binary, run by id
-    php           php, with compat-tests/docs/php-prelude.php prepended when the page asks for it
+    php           not here: bindings/php/tests/DocsTest.php runs each PHP block of the pages in
+                  PHP_DOCS as its own process, after a prelude that boots a Laravel app with the
+                  driver installed (part of the php-driver step); a runnable PHP block on any other
+                  page is an error
 
 Languages that are data, not code (text, json, toml, cron, ...) are not run. A block that cannot
 run here says why on the line before its fence: `<!-- not run: REASON -->` (a package registry
@@ -38,6 +41,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN = {"python", "js", "sh", "bash", "rust", "php"}
+#: The pages whose PHP blocks bindings/php/tests/DocsTest.php runs (its DOCS list).
+PHP_DOCS = {"docs/php.md", "docs/migration.md", "README.md", "bindings/php/README.md"}
 DATA = {"", "text", "json", "toml", "cron", "console", "ini", "yaml", "diff", "output"}
 FENCE = re.compile(r"^```([A-Za-z0-9_+-]*)\s*$")
 NOT_RUN = re.compile(r"^<!--\s*not run:\s*(.+?)\s*-->\s*$")
@@ -86,7 +91,11 @@ def blocks(path: Path) -> list[Block]:
 def pages(args: list[str]) -> list[Path]:
     if args:
         return [Path(a).resolve() for a in args]
-    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    return [
+        ROOT / "README.md",
+        *sorted((ROOT / "docs").glob("*.md")),
+        *sorted((ROOT / "bindings").glob("*/README.md")),
+    ]
 
 
 def endpoint() -> str:
@@ -151,14 +160,6 @@ def command(block: Block, index: int, scratch: Path) -> tuple[list[str], Path]:
     if block.lang == "rust":
         binary = ROOT / "target" / "debug" / "doc-snippets"
         return [str(binary), snippet_id(block)], scratch
-    if block.lang == "php":
-        f = scratch / f"snippet{index}.php"
-        f.write_text(block.code)
-        prelude = ROOT / "compat-tests" / "docs" / "php-prelude.php"
-        args = ["php"]
-        if prelude.exists():
-            args += ["-d", f"auto_prepend_file={prelude}"]
-        return [*args, str(f)], scratch
     raise ValueError(block.lang)
 
 
@@ -178,19 +179,33 @@ def main(argv: list[str]) -> int:
                 return 1
             if b.lang in RUN:
                 todo.append(b)
+    stray = [
+        b
+        for b in todo
+        if b.lang == "php" and not b.skip and str(b.path.relative_to(ROOT)) not in PHP_DOCS
+    ]
+    for b in stray:
+        print(f"{b.where}: a PHP block on a page DocsTest.php does not run: add the page to its DOCS")
+    if stray:
+        return 1
     if listing:
         for b in todo:
-            print(f"{b.where:30} {b.lang:7} {'not run: ' + b.skip if b.skip else 'runs'}")
+            how = "runs" if b.lang != "php" else "runs in bindings/php/tests/DocsTest.php"
+            print(f"{b.where:30} {b.lang:7} {'not run: ' + b.skip if b.skip else how}")
         return 0
     url = endpoint()
     failed = 0
     ran = 0
     skipped = 0
+    delegated = 0
     with tempfile.TemporaryDirectory() as tmp:
         scratch = Path(tmp)
         for i, b in enumerate(todo):
             if b.skip:
                 skipped += 1
+                continue
+            if b.lang == "php":
+                delegated += 1
                 continue
             table = fresh_table(url, i)
             cmd, cwd = command(b, i, scratch)
@@ -220,7 +235,10 @@ def main(argv: list[str]) -> int:
                 for name, text in (("stdout", stdout), ("stderr", stderr)):
                     if text.strip():
                         print(f"      {name}:\n" + "\n".join("        " + l for l in text.splitlines()[-30:]))
-    print(f"snippets: {ran} run, {failed} failed, {skipped} not run (see --list)")
+    print(
+        f"snippets: {ran} run, {failed} failed, {delegated} PHP blocks left to DocsTest.php, "
+        f"{skipped} not run (see --list)"
+    )
     return 1 if failed else 0
 
 

@@ -2,7 +2,10 @@
 /**
  * Drives Laravel's real, unmodified Illuminate\Cache\DynamoDbStore /
  * DynamoDbLock (Debian's php-illuminate-cache 8.83) over a JSON-lines protocol,
- * so tests in any language can check what Laravel writes and reads.
+ * so tests in any language can check what Laravel writes and reads. With
+ * DDB_DRIVER=ddblock it drives the ddblock/laravel driver (bindings/php)
+ * instead: the same store with locks released by one conditional DeleteItem.
+ * Requests go through the real AWS SDK for PHP (compat-tests/php/support.php).
  *
  *   DDB_ENDPOINT=http://127.0.0.1:8000 DDB_TABLE=cache DDB_LAYOUT=laravel8 \
  *   DDB_PREFIX=app_ php compat-tests/php/harness.php          # command loop
@@ -12,7 +15,14 @@
  * Environment: DDB_ENDPOINT, DDB_TABLE (required); DDB_LAYOUT laravel8 |
  * laravel11 | laravel12 (default laravel8); DDB_PREFIX (default '');
  * DDB_REGION (us-east-1); DDB_TIMEOUT seconds per HTTP call (10);
- * DDB_RETRIES (0; the real SDK would retry up to 10 times).
+ * DDB_RETRIES (0; the SDK's own default for DynamoDB is 10);
+ * DDB_DRIVER laravel (default) | ddblock.
+ *
+ * Layouts: with DDB_DRIVER=laravel, 8.83's classes as installed (laravel8) and
+ * two subclasses reproducing 11.x's and 12.x's key changes (below). With
+ * DDB_DRIVER=ddblock: Ddblock\Laravel\DynamoDbStore over 8.83 (laravel8), the
+ * same with 11.x's setPrefix() (laravel11), and over upstream Laravel 13's
+ * unmodified lock classes (laravel12; ../shared/php/laravel-13).
  *
  * Command loop: one JSON object per stdin line, one JSON line per command on
  * stdout. PHP values cross as base64(serialize($value)) ("v" in, "value" out).
@@ -30,9 +40,9 @@
  *   {"op":"lock.block","name":n,"ttl":s,"seconds":w,"owner"?:o,"sleep_ms"?:ms}
  *                                                 -> {"ok":true,"acquired":bool,"owner":o}  (false = LockTimeoutException)
  *   {"op":"lock.get","name":n}                    -> {"ok":true,"value":b64}   (the lock's getCurrentOwner())
- *   {"op":"lock.refresh","name":n,"owner":o,"ttl":s}   -> {"ok":true,"refreshed":bool}   (laravel12 only)
+ *   {"op":"lock.refresh","name":n,"owner":o,"ttl":s}   -> {"ok":true,"refreshed":bool}   (laravel12, or DDB_DRIVER=ddblock)
  *   {"op":"raw","call":"GetItem","params":{...}}  -> {"ok":true,"result":{...}}  (any DynamoDB operation;
- *                                                    params and result are DynamoDB's wire JSON, as is)
+ *                                                    params and result are DynamoDB's wire JSON)
  *   {"op":"now"}                                  -> {"ok":true,"now":time()}
  * Any failure -> {"ok":false,"error":"<class>: <message>"}; the loop goes on.
  *
@@ -41,7 +51,7 @@
  * appended to), W_SEED (if set: seeded random names, else round-robin). Each
  * cycle: a fresh $store->lock($name, W_TTL), acquire(), and if acquired sleep
  * W_WORK_MS then release(); if not, sleep 5-20 ms. One JSON line per cycle:
- *   {"lang":"php","pid","name","owner","acquired","t_try","t_acq","t_rel","t_rel_end","released"[,"error"]}
+ *   {"lang":"php","driver","pid","name","owner","acquired","t_try","t_acq","t_rel","t_rel_end","released"[,"error"]}
  * (microtime(true) seconds; t_rel = just before release(), t_rel_end = after it;
  * null when not acquired). At the end one summary line on stdout:
  *   {"cycles","acquired","released","release_false","errors"}
@@ -53,89 +63,27 @@ declare(strict_types=1);
 ini_set('display_errors', 'stderr'); // stdout carries the protocol only
 error_reporting(E_ALL & ~E_DEPRECATED);
 
-require_once __DIR__ . '/aws-standin.php';
+require_once __DIR__ . '/support.php';
+
+$driver = getenv('DDB_DRIVER') ?: 'laravel';
+if (! in_array($driver, ['laravel', 'ddblock'], true)) {
+    fwrite(STDERR, "DDB_DRIVER must be laravel or ddblock, not '$driver'\n");
+    exit(2);
+}
+if ($driver === 'ddblock' && getenv('DDB_LAYOUT') === 'laravel12') {
+    ddblock_use_laravel13(); // before any Illuminate\Cache class is loaded
+}
 require_once 'Illuminate/Cache/autoload.php';
+ddblock_require_aws_sdk();
+if ($driver === 'ddblock') {
+    ddblock_register_driver_autoloader();
+} else {
+    require_once __DIR__ . '/laravel-layouts.php';
+}
 
 use Aws\DynamoDb\DynamoDbClient;
-use Aws\DynamoDb\Exception\DynamoDbException;
-use Illuminate\Cache\DynamoDbLock;
 use Illuminate\Cache\DynamoDbStore;
 use Illuminate\Contracts\Cache\LockTimeoutException;
-use Illuminate\Support\Carbon;
-
-/**
- * Laravel 11.x: setPrefix() uses the prefix as given, no ':' appended
- * (laravel/framework PR #47380). lock() still passes prefix.name, so lock
- * items get the prefix twice: 'app_app_orders'.
- */
-class Laravel11DynamoDbStore extends DynamoDbStore
-{
-    public function setPrefix($prefix)
-    {
-        $this->prefix = $prefix;
-    }
-}
-
-/**
- * Laravel 12.x: as 11.x, and lock() passes the bare name (PR #52986); only
- * add()/get()/forget() prefix it, so lock items are 'app_orders'.
- */
-class Laravel12DynamoDbStore extends Laravel11DynamoDbStore
-{
-    public function lock($name, $seconds = 0, $owner = null)
-    {
-        return new Laravel12DynamoDbLock($this, $name, $seconds, $owner);
-    }
-
-    /**
-     * The UpdateItem behind Laravel12DynamoDbLock::refresh() (needs the
-     * store's protected table/attribute names and value encoding).
-     */
-    public function refreshLock(string $name, $owner, int $seconds): bool
-    {
-        try {
-            $this->dynamo->updateItem([
-                'TableName' => $this->table,
-                'Key' => [$this->keyAttribute => ['S' => $this->prefix . $name]],
-                'ConditionExpression' => 'attribute_exists(#key) AND #value = :owner AND #expires_at > :now',
-                'UpdateExpression' => 'SET #expires_at = :expires_at',
-                'ExpressionAttributeNames' => [
-                    '#key' => $this->keyAttribute,
-                    '#value' => $this->valueAttribute,
-                    '#expires_at' => $this->expirationAttribute,
-                ],
-                'ExpressionAttributeValues' => [
-                    // The owner encoded exactly as add() wrote it (N for numeric owners).
-                    ':owner' => [$this->type($owner) => $this->serialize($owner)],
-                    ':expires_at' => ['N' => (string) $this->toTimestamp($seconds)],
-                    ':now' => ['N' => (string) Carbon::now()->getTimestamp()],
-                ],
-            ]);
-
-            return true;
-        } catch (DynamoDbException $e) {
-            if (str_contains($e->getMessage(), 'ConditionalCheckFailed')) {
-                return false;
-            }
-            throw $e;
-        }
-    }
-}
-
-/**
- * NOT in 8.83: reproduces the newer upstream refresh() (Laravel 12.63+ /
- * 13.16+) as described in /work/shared/laravel-format.md: one conditional
- * UpdateItem extending expires_at if this owner still holds an unexpired lock;
- * seconds <= 0 means 86400, like acquire(). (13.x's store touch() is not
- * reproduced.)
- */
-class Laravel12DynamoDbLock extends DynamoDbLock
-{
-    public function refresh($seconds): bool
-    {
-        return $this->dynamo->refreshLock($this->name, $this->owner, $seconds > 0 ? (int) $seconds : 86400);
-    }
-}
 
 function env_or(string $name, ?string $default = null): string
 {
@@ -153,18 +101,22 @@ function env_or(string $name, ?string $default = null): string
 
 function make_client(): DynamoDbClient
 {
-    return new DynamoDbClient([
-        'endpoint' => env_or('DDB_ENDPOINT'),
+    $timeout = (float) env_or('DDB_TIMEOUT', '10');
+
+    return ddblock_dynamodb_client(env_or('DDB_ENDPOINT'), [
         'region' => env_or('DDB_REGION', 'us-east-1'),
-        'credentials' => ['key' => env_or('AWS_ACCESS_KEY_ID', 'test'), 'secret' => env_or('AWS_SECRET_ACCESS_KEY', 'test')],
-        'http' => ['timeout' => (float) env_or('DDB_TIMEOUT', '10')],
+        'http' => ['timeout' => $timeout, 'connect_timeout' => $timeout],
         'retries' => (int) env_or('DDB_RETRIES', '0'),
     ]);
 }
 
 function make_store(DynamoDbClient $client): DynamoDbStore
 {
-    $classes = [
+    $classes = getenv('DDB_DRIVER') === 'ddblock' ? [
+        'laravel8' => Ddblock\Laravel\DynamoDbStore::class, // over 8.83
+        'laravel11' => DriverLaravel11Store::class,
+        'laravel12' => Ddblock\Laravel\DynamoDbStore::class, // over upstream 13 (see the top)
+    ] : [
         'laravel8' => DynamoDbStore::class, // 8.83 as installed: prefix 'app_' -> 'app_:'
         'laravel11' => Laravel11DynamoDbStore::class,
         'laravel12' => Laravel12DynamoDbStore::class,
@@ -176,6 +128,51 @@ function make_store(DynamoDbClient $client): DynamoDbStore
     $prefix = getenv('DDB_PREFIX') ?: '';
 
     return new $classes[$layout]($client, env_or('DDB_TABLE'), 'key', 'value', 'expires_at', $prefix);
+}
+
+if (getenv('DDB_DRIVER') === 'ddblock') {
+    /** The driver on Laravel 11.x: 11's setPrefix() (the prefix as given, PR #47380). */
+    class DriverLaravel11Store extends Ddblock\Laravel\DynamoDbStore
+    {
+        public function setPrefix($prefix)
+        {
+            $this->prefix = $prefix;
+        }
+    }
+}
+
+/**
+ * DynamoDB wire JSON (decoded to arrays) -> the SDK's input shape, and back: the same except
+ * that the SDK takes and gives binary ('B', 'BS') values raw where the wire has base64.
+ */
+function sdk_from_wire($value, $member = null)
+{
+    if (! is_array($value)) {
+        return $member === 'B' && is_string($value) ? base64_decode($value) : $value;
+    }
+    if ($member === 'BS' && array_is_list($value)) {
+        return array_map('base64_decode', $value);
+    }
+    foreach ($value as $k => $v) {
+        $value[$k] = sdk_from_wire($v, is_int($k) ? null : $k);
+    }
+
+    return $value;
+}
+
+function sdk_to_wire($value, $member = null)
+{
+    if (! is_array($value)) {
+        return $member === 'B' && is_string($value) ? base64_encode($value) : $value;
+    }
+    if ($member === 'BS' && array_is_list($value)) {
+        return array_map('base64_encode', $value);
+    }
+    foreach ($value as $k => $v) {
+        $value[$k] = sdk_to_wire($v, is_int($k) ? null : $k);
+    }
+
+    return $value;
 }
 
 function enc($value): string
@@ -213,7 +210,7 @@ function field(array $cmd, string $name)
 }
 
 /** Lock::getCurrentOwner() is protected: call it from inside the lock. */
-function current_owner(DynamoDbLock $lock)
+function current_owner(Illuminate\Cache\Lock $lock)
 {
     return (fn () => $this->getCurrentOwner())->call($lock);
 }
@@ -265,17 +262,18 @@ function run_command(DynamoDbStore $store, DynamoDbClient $client, array $cmd): 
         case 'lock.get':
             return ['value' => enc(current_owner($store->lock(field($cmd, 'name'))))];
         case 'lock.refresh':
-            if (! $store instanceof Laravel12DynamoDbStore) {
-                throw new RuntimeException('lock.refresh needs DDB_LAYOUT=laravel12');
+            if (getenv('DDB_DRIVER') !== 'ddblock' && ! $store instanceof Laravel12DynamoDbStore) {
+                throw new RuntimeException('lock.refresh needs DDB_LAYOUT=laravel12 (or DDB_DRIVER=ddblock)');
             }
             $lock = $store->restoreLock(field($cmd, 'name'), field($cmd, 'owner'));
 
             return ['refreshed' => $lock->refresh(field($cmd, 'ttl'))];
         case 'raw':
-            // Wire JSON both ways (no 'B' base64 conversion; {} and [] kept apart).
-            $params = json_encode($cmd['params'] ?? new stdClass(), JSON_UNESCAPED_SLASHES | JSON_THROW_ON_ERROR);
+            $params = json_decode(json_encode($cmd['params'] ?? [], JSON_THROW_ON_ERROR), true);
+            $result = $client->execute($client->getCommand(ucfirst((string) field($cmd, 'call')), sdk_from_wire($params)))->toArray();
+            unset($result['@metadata']);
 
-            return ['result' => json_decode($client->send(ucfirst((string) field($cmd, 'call')), $params))];
+            return ['result' => (object) sdk_to_wire($result)];
         case 'now':
             return ['now' => time()];
         default:
@@ -336,7 +334,7 @@ function worker(): void
     for ($i = 0; $i < $cycles; $i++) {
         $name = ($seed !== false && $seed !== '') ? $names[mt_rand(0, count($names) - 1)] : $names[($pid + $i) % count($names)];
         $lock = $store->lock($name, $ttl);
-        $rec = ['lang' => 'php', 'pid' => $pid, 'name' => $name, 'owner' => $lock->owner(), 'acquired' => false,
+        $rec = ['lang' => 'php', 'driver' => getenv('DDB_DRIVER') ?: 'laravel', 'pid' => $pid, 'name' => $name, 'owner' => $lock->owner(), 'acquired' => false,
             't_try' => microtime(true), 't_acq' => null, 't_rel' => null, 't_rel_end' => null, 'released' => false];
         try {
             $rec['acquired'] = $lock->acquire();

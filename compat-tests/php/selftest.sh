@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Self-test of the Laravel harness (harness.php + aws-standin.php): runs
+# Self-test of the Laravel harness (harness.php, real AWS SDK for PHP): runs
 # selftest.php for every key layout (laravel8, laravel11, laravel12, prefix
 # 'app_') against moto and dynalite. Each run uses its own table, deleted at
 # the end.
@@ -9,7 +9,8 @@
 # Servers: uses DDBLOCK_TEST_MOTO / DDBLOCK_TEST_DYNALITE if both are set,
 # else the servers in compat-tests/.run/env if they answer, else starts them
 # with compat-tests/servers.sh (and stops them again on exit).
-# Needs php (8.x, curl) and Debian's php-illuminate-cache; nothing else.
+# Needs what compat-tests/setup.sh installs: php (8.x, curl), Debian's Laravel and Guzzle, and
+# the AWS SDK for PHP it finds (see compat-tests/php/support.php).
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

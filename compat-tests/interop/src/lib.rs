@@ -300,7 +300,7 @@ pub fn expires_at(item: &Item) -> i64 {
 /// A failed harness command.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HarnessError {
-    /// The harness answered `{"ok":false,"error":..}`: Laravel, the AWS stand-in or DynamoDB
+    /// The harness answered `{"ok":false,"error":..}`: Laravel, the AWS SDK for PHP or DynamoDB
     /// refused or failed the command (e.g. a non-UTF-8 value).
     Php(String),
     /// The process died, timed out or answered something that is not the protocol.

@@ -1,6 +1,7 @@
 //! The stuck-lock comparison: W workers loop acquire → work → release on a few lock names through a
-//! proxy that serves eventually consistent reads stale, once with Laravel's real PHP lock and once
-//! with ddblock, and the counts of stuck locks, double holders and requests per cycle.
+//! proxy that serves eventually consistent reads stale, once with Laravel's real PHP lock, once with
+//! Laravel and the ddblock driver (`bindings/php`), once with ddblock, and the counts of stuck
+//! locks, double holders and requests per cycle.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -18,7 +19,7 @@ use serde::Deserialize;
 pub struct Options {
     /// The DynamoDB-compatible server behind the proxy.
     pub upstream: String,
-    /// Workers per side (PHP processes, or tokio tasks for ddblock).
+    /// Workers per side (PHP processes for the two Laravel sides, tokio tasks for ddblock).
     pub workers: usize,
     /// Lock names the workers contend on.
     pub names: Vec<String>,
@@ -34,7 +35,8 @@ pub struct Options {
     pub stale_probability: f64,
     /// Seed of the proxy's fault choices.
     pub seed: u64,
-    /// Key layout of both sides (the PHP harness subclasses Laravel's store for 11 and 12).
+    /// Key layout of every side (the PHP harness subclasses Laravel's store for 11 and 12; with the
+    /// driver it loads upstream Laravel 13's lock classes for 12).
     pub layout: KeyLayout,
     /// Cache prefix of both sides.
     pub prefix: String,
@@ -61,7 +63,7 @@ impl Default for Options {
 /// One side's figures.
 #[derive(Debug, Clone)]
 pub struct SideReport {
-    /// `Laravel 8.83 release` or `ddblock release`.
+    /// Which release path, e.g. `Laravel 8.83 release` or `ddblock release`.
     pub label: String,
     /// Acquire attempts.
     pub cycles: usize,
@@ -226,14 +228,48 @@ pub async fn start_proxy(opts: &Options) -> Result<ProxyHandle, String> {
     .map_err(|e| e.to_string())
 }
 
+/// Which lock the PHP workers use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PhpLock {
+    /// Laravel's own `DynamoDbLock` (read, then delete).
+    Laravel,
+    /// Laravel's store with the ddblock driver installed (`bindings/php`: one conditional delete).
+    Driver,
+}
+
+impl PhpLock {
+    fn env(self) -> &'static str {
+        match self {
+            PhpLock::Laravel => "laravel",
+            PhpLock::Driver => "ddblock",
+        }
+    }
+}
+
 /// Laravel's real lock (PHP worker processes running `compat-tests/php/harness.php worker`).
 pub async fn run_laravel(opts: &Options, proxy: &ProxyHandle) -> Result<SideReport, String> {
     let table = table_name("php");
     create_table(opts, &table).await?;
     proxy.reset();
     let started = Instant::now();
-    let records = php_workers(opts, &proxy.url(), &table).await?;
+    let records = php_workers(opts, &proxy.url(), &table, PhpLock::Laravel).await?;
     let label = "Laravel 8.83 release (GetItem, then DeleteItem)";
+    Ok(summarize(
+        label,
+        &records,
+        &proxy.stats(),
+        started.elapsed(),
+    ))
+}
+
+/// Laravel with the ddblock driver (PHP worker processes, `DDB_DRIVER=ddblock`), the same workload.
+pub async fn run_laravel_driver(opts: &Options, proxy: &ProxyHandle) -> Result<SideReport, String> {
+    let table = table_name("drv");
+    create_table(opts, &table).await?;
+    proxy.reset();
+    let started = Instant::now();
+    let records = php_workers(opts, &proxy.url(), &table, PhpLock::Driver).await?;
+    let label = "Laravel + ddblock driver (one cond. DeleteItem)";
     Ok(summarize(
         label,
         &records,
@@ -259,33 +295,58 @@ pub async fn run_ddblock(opts: &Options, proxy: &ProxyHandle) -> Result<SideRepo
     ))
 }
 
-/// Both at once on ONE table, as during a migration: Laravel's PHP workers and ddblock's workers
-/// contend for the same locks. Returns the PHP side, the ddblock side, and overlaps across both.
-pub async fn run_mixed(
-    opts: &Options,
-    proxy: &ProxyHandle,
-) -> Result<(SideReport, SideReport, usize), String> {
+/// The three sides' figures of a mixed run, and the overlaps across all of them.
+#[derive(Debug, Clone)]
+pub struct MixedReport {
+    /// Laravel's own lock.
+    pub laravel: SideReport,
+    /// Laravel with the ddblock driver.
+    pub driver: SideReport,
+    /// ddblock (Rust).
+    pub ddblock: SideReport,
+    /// Holds of one lock that overlapped, whichever sides held them.
+    pub overlaps: usize,
+}
+
+/// All three at once on ONE table, as during a migration: Laravel's PHP workers, PHP workers with
+/// the ddblock driver and ddblock's workers contend for the same locks.
+pub async fn run_mixed(opts: &Options, proxy: &ProxyHandle) -> Result<MixedReport, String> {
     let table = table_name("mix");
     create_table(opts, &table).await?;
     let store = store_at(&proxy.url(), &table, opts).await?;
     proxy.reset();
     let started = Instant::now();
     let url = proxy.url();
-    let (php, rust) = tokio::join!(php_workers(opts, &url, &table), rust_workers(opts, &store));
-    let (php, rust) = (php?, rust?);
+    let (php, driver, rust) = tokio::join!(
+        php_workers(opts, &url, &table, PhpLock::Laravel),
+        php_workers(opts, &url, &table, PhpLock::Driver),
+        rust_workers(opts, &store)
+    );
+    let (php, driver, rust) = (php?, driver?, rust?);
     let wall = started.elapsed();
     let stats = proxy.stats();
-    let all: Vec<Record> = php.iter().chain(rust.iter()).cloned().collect();
-    // The proxy cannot tell the two sides' requests apart: per-side request figures are left out.
-    let mut php_side = summarize("same table: Laravel 8.83 workers", &php, &stats, wall);
-    let mut rust_side = summarize("same table: ddblock workers", &rust, &stats, wall);
-    php_side.requests.clear();
-    rust_side.requests.clear();
-    Ok((php_side, rust_side, count_overlaps(&all)))
+    let all: Vec<Record> = php.iter().chain(&driver).chain(&rust).cloned().collect();
+    // The proxy cannot tell the sides' requests apart: per-side request figures are left out.
+    let side = |label: &str, records: &[Record]| {
+        let mut report = summarize(label, records, &stats, wall);
+        report.requests.clear();
+        report
+    };
+    Ok(MixedReport {
+        laravel: side("same table: Laravel 8.83 workers", &php),
+        driver: side("same table: Laravel + driver workers", &driver),
+        ddblock: side("same table: ddblock workers", &rust),
+        overlaps: count_overlaps(&all),
+    })
 }
 
-async fn php_workers(opts: &Options, endpoint: &str, table: &str) -> Result<Vec<Record>, String> {
-    let record = std::env::temp_dir().join(format!("{table}.jsonl"));
+async fn php_workers(
+    opts: &Options,
+    endpoint: &str,
+    table: &str,
+    lock: PhpLock,
+) -> Result<Vec<Record>, String> {
+    let record = std::env::temp_dir().join(format!("{table}.{}.jsonl", lock.env()));
     let harness = repo_root().join("compat-tests/php/harness.php");
     let mut children = Vec::new();
     for i in 0..opts.workers {
@@ -296,6 +357,7 @@ async fn php_workers(opts: &Options, endpoint: &str, table: &str) -> Result<Vec<
             .env("DDB_TABLE", table)
             .env("DDB_LAYOUT", opts.layout.as_str())
             .env("DDB_PREFIX", &opts.prefix)
+            .env("DDB_DRIVER", lock.env())
             .env("W_NAMES", opts.names.join(","))
             .env("W_CYCLES", opts.cycles.to_string())
             .env("W_TTL", opts.ttl_secs.to_string())

@@ -1,12 +1,15 @@
-//! Prints the stuck-lock comparison: Laravel's release path vs ddblock's, same workload, same run.
+//! Prints the stuck-lock comparison: Laravel's release path vs Laravel with the ddblock driver vs
+//! ddblock, same workload, same run.
 //!
 //! `stuck-locks --upstream http://127.0.0.1:PORT [--workers 4] [--cycles 40] [--names a,b]
 //!  [--ttl 1] [--work-ms 10] [--stale-ms 500] [--stale-probability 1.0] [--seed 42]
 //!  [--layout laravel8] [--prefix app_] [--mixed]`
 //!
-//! `--mixed` adds a third run: Laravel's workers and ddblock's on ONE table at the same time.
+//! `--mixed` adds a fourth run: the three kinds of workers on ONE table at the same time.
 
-use ddblock_stuck_locks::{render, run_ddblock, run_laravel, run_mixed, start_proxy, Options};
+use ddblock_stuck_locks::{
+    render, run_ddblock, run_laravel, run_laravel_driver, run_mixed, start_proxy, Options,
+};
 
 fn parse() -> Result<(Options, bool), String> {
     let mut o = Options::default();
@@ -60,15 +63,17 @@ async fn main() {
     let result = async {
         let proxy = start_proxy(&opts).await?;
         let laravel = run_laravel(&opts, &proxy).await?;
+        let driver = run_laravel_driver(&opts, &proxy).await?;
         let ddblock = run_ddblock(&opts, &proxy).await?;
-        let mut reports = vec![laravel, ddblock];
+        let mut reports = vec![laravel, driver, ddblock];
         let mut note = String::new();
         if mixed {
-            let (php, rust, overlaps) = run_mixed(&opts, &proxy).await?;
+            let m = run_mixed(&opts, &proxy).await?;
             note = format!(
-                "same table, both at once (a migration): {overlaps} overlaps across the two languages\n"
+                "same table, all three at once (a migration): {} overlaps across them\n",
+                m.overlaps
             );
-            reports.extend([php, rust]);
+            reports.extend([m.laravel, m.driver, m.ddblock]);
         }
         proxy.shutdown().await;
         Ok::<_, String>((reports, note))

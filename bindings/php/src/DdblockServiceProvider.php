@@ -1,0 +1,77 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Ddblock\Laravel;
+
+use Illuminate\Cache\CacheManager;
+use Illuminate\Support\ServiceProvider;
+
+/**
+ * Registers the `ddblock` cache driver and, unless `ddblock.takeover_dynamodb` is false (env
+ * `DDBLOCK_TAKEOVER_DYNAMODB=false`), builds every `dynamodb` store with it too. Auto-discovered
+ * through `extra.laravel.providers` in composer.json.
+ */
+class DdblockServiceProvider extends ServiceProvider
+{
+    /**
+     * Register the package's config and cache drivers.
+     *
+     * @return void
+     */
+    public function register()
+    {
+        $this->mergeConfigFrom(self::configFile(), 'ddblock');
+
+        // Whenever (and if ever) the cache manager is built, before any store is resolved.
+        $this->callAfterResolving('cache', function (CacheManager $cache): void {
+            $cache->extend('ddblock', self::creator());
+            if (self::enabled($this->app['config']->get('ddblock.takeover_dynamodb', true))) {
+                // A custom creator wins over CacheManager's own createDynamodbDriver().
+                $cache->extend('dynamodb', self::creator());
+            }
+        });
+    }
+
+    /**
+     * Offer the config file to `php artisan vendor:publish --tag=ddblock-config`.
+     *
+     * @return void
+     */
+    public function boot()
+    {
+        if ($this->app->runningInConsole() && method_exists($this->app, 'configPath')) {
+            $this->publishes([self::configFile() => $this->app->configPath('ddblock.php')], 'ddblock-config');
+        }
+    }
+
+    /**
+     * The cache driver: Laravel's own DynamoDB store for this config (so every config key of the
+     * `dynamodb` store means what it means on the installed version), as a ddblock store.
+     */
+    private static function creator(): \Closure
+    {
+        return function ($app, array $config) {
+            // CacheManager::extend() binds this closure to the manager: $this is the
+            // CacheManager, whose protected createDynamodbDriver() builds Laravel's store.
+            /** @var \Illuminate\Cache\CacheManager $this */
+            $store = DynamoDbStore::fromLaravelStore($this->createDynamodbDriver($config)->getStore());
+
+            // Laravel 8-10 take only the store; 11+ also the config (events, store name).
+            return $this->repository($store, $config);
+        };
+    }
+
+    /**
+     * @param  mixed  $value  a bool, or the env text ("false", "0", "off")
+     */
+    private static function enabled($value): bool
+    {
+        return is_bool($value) ? $value : (filter_var($value, FILTER_VALIDATE_BOOLEAN, FILTER_NULL_ON_FAILURE) ?? true);
+    }
+
+    private static function configFile(): string
+    {
+        return dirname(__DIR__) . '/config/ddblock.php';
+    }
+}

@@ -1,0 +1,121 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Ddblock\Laravel\Tests;
+
+use Ddblock\Laravel\DdblockServiceProvider;
+use Ddblock\Laravel\DynamoDbLock;
+use Ddblock\Laravel\DynamoDbStore;
+use Ddblock\Laravel\Tests\Support\TestApp;
+use Illuminate\Cache\DynamoDbLock as LaravelDynamoDbLock;
+use Illuminate\Cache\DynamoDbStore as LaravelDynamoDbStore;
+use Illuminate\Support\Facades\Cache;
+
+/**
+ * The package installed into a Laravel app: the provider is discovered from composer.json, the
+ * `dynamodb` store needs no config change to lock with the driver, the switch gives it back to
+ * Laravel, and the `ddblock` driver reads exactly the `dynamodb` store's config keys.
+ */
+final class ApplicationTest extends TestCase
+{
+    private static ?string $table = null;
+
+    private static function tableName(): string
+    {
+        return self::$table ??= self::table(self::client('moto'));
+    }
+
+    protected function tearDown(): void
+    {
+        putenv('DDBLOCK_TAKEOVER_DYNAMODB');
+        parent::tearDown();
+    }
+
+    public function testThePackageIsDiscoveredAndTakesOverTheDynamodbStore(): void
+    {
+        $app = TestApp::boot(TestApp::cacheConfig(self::endpoint('moto'), self::tableName()));
+        $this->assertArrayHasKey(
+            DdblockServiceProvider::class,
+            $app->getLoadedProviders(),
+            'auto-discovered from extra.laravel.providers'
+        );
+        $this->assertSame(true, $app['config']->get('ddblock.takeover_dynamodb'), 'the default');
+
+        $store = Cache::store('dynamodb')->getStore();
+        $this->assertInstanceOf(DynamoDbStore::class, $store);
+        $this->assertInstanceOf(LaravelDynamoDbStore::class, $store, 'still a Laravel DynamoDbStore');
+        $lock = Cache::store('dynamodb')->lock('orders', 10);
+        $this->assertInstanceOf(DynamoDbLock::class, $lock);
+        $this->assertInstanceOf(DynamoDbLock::class, Cache::lock('orders', 10), 'the default store too');
+        $this->assertInstanceOf(DynamoDbLock::class, Cache::restoreLock('orders', 'x'));
+
+        $this->assertTrue($lock->get());
+        $this->assertTrue(Cache::restoreLock('orders', $lock->owner())->release());
+        // Cache operations are Laravel's own.
+        $this->assertTrue(Cache::put('greeting', 'hello', 60));
+        $this->assertSame('hello', Cache::get('greeting'));
+        $this->assertSame(
+            ['S' => serialize('hello')],
+            self::item(self::client('moto'), self::tableName(), self::cacheKey('greeting'))['value']
+        );
+    }
+
+    public function testTheSwitchLeavesTheDynamodbDriverToLaravel(): void
+    {
+        foreach (['env' => null, 'config' => ['takeover_dynamodb' => false]] as $how => $published) {
+            if ($how === 'env') {
+                putenv('DDBLOCK_TAKEOVER_DYNAMODB=false');
+            }
+            TestApp::boot(TestApp::cacheConfig(self::endpoint('moto'), self::tableName()), $published);
+            $lock = Cache::store('dynamodb')->lock('orders', 10);
+            $this->assertInstanceOf(LaravelDynamoDbLock::class, $lock, "switched off by $how");
+            putenv('DDBLOCK_TAKEOVER_DYNAMODB');
+        }
+
+        // The ddblock driver works whatever the switch says.
+        $config = TestApp::cacheConfig(self::endpoint('moto'), self::tableName(), 'ddblock');
+        TestApp::boot($config, ['takeover_dynamodb' => false]);
+        $lock = Cache::store('dynamodb')->lock('orders', 10);
+        $this->assertInstanceOf(DynamoDbLock::class, $lock);
+        $this->assertTrue($lock->get());
+        $this->assertTrue($lock->release());
+    }
+
+    public function testTheDriverReadsTheConfigKeysOfLaravelsDynamodbStore(): void
+    {
+        $extra = ['attributes' => ['key' => 'k', 'value' => 'v', 'expiration' => 'exp'], 'prefix' => 'custom_'];
+        $app = TestApp::boot(TestApp::cacheConfig(self::endpoint('moto'), 'some_table', 'ddblock', $extra));
+        $ours = Cache::store('dynamodb')->getStore();
+        $this->assertInstanceOf(DynamoDbStore::class, $ours);
+
+        // Laravel's own createDynamodbDriver() on the same config.
+        $config = $app['config']->get('cache.stores.dynamodb');
+        $laravel = (fn () => $this->createDynamodbDriver($config))->call($app['cache'])->getStore();
+        $this->assertSame(LaravelDynamoDbStore::class, get_class($laravel));
+        $read = static fn (LaravelDynamoDbStore $s): array => (fn () => [
+            'table' => $this->table,
+            'keyAttribute' => $this->keyAttribute,
+            'valueAttribute' => $this->valueAttribute,
+            'expirationAttribute' => $this->expirationAttribute,
+            'prefix' => $this->prefix,
+            'region' => $this->dynamo->getRegion(),
+            'endpoint' => (string) $this->dynamo->getEndpoint(),
+        ])->call($s);
+        $this->assertSame($read($laravel), $read($ours));
+        $this->assertSame(
+            ['table' => 'some_table', 'keyAttribute' => 'k', 'valueAttribute' => 'v', 'expirationAttribute' => 'exp'],
+            array_slice($read($ours), 0, 4)
+        );
+        $this->assertSame(self::lockKey(self::layouts()[0], 'custom_', 'x'), $ours->lock('x')->tableKey());
+        // Every property Laravel's store has (whatever the version adds) is copied.
+        $properties = static fn (LaravelDynamoDbStore $s): array => (fn () => get_object_vars($this))->call($s);
+        $this->assertContains('dynamo', array_keys($properties($laravel)));
+        $this->assertSame(array_keys($properties($laravel)), array_keys($properties($ours)));
+    }
+
+    private static function cacheKey(string $key): string
+    {
+        return (self::layouts()[0] === 'laravel8' ? 'app_:' : 'app_') . $key;
+    }
+}

@@ -1,0 +1,220 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Ddblock\Laravel\Tests;
+
+use Aws\DynamoDb\DynamoDbClient;
+use Ddblock\Laravel\DynamoDbStore;
+use Ddblock\Laravel\Tests\Support\Laravel11Store;
+use Ddblock\Laravel\Tests\Support\Recorder;
+use Ddblock\Laravel\Tests\Support\StockLaravel11Store;
+use Illuminate\Cache\DynamoDbStore as LaravelDynamoDbStore;
+use Illuminate\Support\Carbon;
+use PHPUnit\Framework\TestCase as BaseTestCase;
+use RuntimeException;
+
+/**
+ * Servers, tables, clients and stores for the driver's tests. Every behaviour test talks to a
+ * real server (moto, dynalite) over HTTP through the real AWS SDK for PHP.
+ */
+abstract class TestCase extends BaseTestCase
+{
+    public const SERVERS = ['moto' => 'DDBLOCK_TEST_MOTO', 'dynalite' => 'DDBLOCK_TEST_DYNALITE'];
+
+    /** @var array<int, array{0: DynamoDbClient, 1: string}> tables made by this class */
+    private static array $tables = [];
+
+    protected function tearDown(): void
+    {
+        Carbon::setTestNow();
+        parent::tearDown();
+    }
+
+    public static function tearDownAfterClass(): void
+    {
+        foreach (self::$tables as [$client, $table]) {
+            try {
+                $client->deleteTable(['TableName' => $table]);
+            } catch (\Throwable $e) {
+                // the server is gone: nothing to clean
+            }
+        }
+        self::$tables = [];
+        parent::tearDownAfterClass();
+    }
+
+    public static function endpoint(string $server): string
+    {
+        $var = self::SERVERS[$server] ?? throw new RuntimeException("unknown server $server");
+        $url = getenv($var);
+        if ($url === false || $url === '') {
+            throw new RuntimeException(
+                "$var is not set: run ./compat-tests/run-tests.sh php-driver, which starts the servers"
+            );
+        }
+
+        return $url;
+    }
+
+    /** '8.83' or '13': whose lock classes are loaded (DDBLOCK_LARAVEL). */
+    public static function laravel(): string
+    {
+        return ddblock_laravel_version();
+    }
+
+    /**
+     * The key layouts the loaded Laravel gives: 8.83 writes laravel8 and, with 11's setPrefix(),
+     * laravel11; upstream 13 writes laravel12. Both runs together cover all three.
+     *
+     * @return list<string>
+     */
+    public static function layouts(): array
+    {
+        return self::laravel() === '13' ? ['laravel12'] : ['laravel8', 'laravel11'];
+    }
+
+    /** @return array<string, array{0: string, 1: string}> [server, layout] for data providers */
+    public static function serversAndLayouts(): array
+    {
+        $rows = [];
+        foreach (array_keys(self::SERVERS) as $server) {
+            foreach (self::layouts() as $layout) {
+                $rows["$server $layout"] = [$server, $layout];
+            }
+        }
+
+        return $rows;
+    }
+
+    /** @return array<string, array{0: string}> */
+    public static function servers(): array
+    {
+        return ['moto' => ['moto'], 'dynalite' => ['dynalite']];
+    }
+
+    /** A client of the real SDK for `$server` (a name of SERVERS, or an URL), optionally recording. */
+    public static function client(string $server, ?Recorder $recorder = null, array $options = []): DynamoDbClient
+    {
+        $endpoint = isset(self::SERVERS[$server]) ? self::endpoint($server) : $server;
+        if ($recorder !== null) {
+            $options['http_handler'] = ddblock_http_handler([$recorder, 'wrap']);
+        }
+
+        return ddblock_dynamodb_client($endpoint, $options + ['http' => ['timeout' => 10, 'connect_timeout' => 5]]);
+    }
+
+    /** A fresh table with Laravel's schema (one string partition key), deleted after the class. */
+    public static function table(DynamoDbClient $client, string $keyAttribute = 'key'): string
+    {
+        $table = 'php_' . getmypid() . '_' . bin2hex(random_bytes(4)) . '_' . $keyAttribute;
+        $client->createTable([
+            'TableName' => $table,
+            'BillingMode' => 'PAY_PER_REQUEST',
+            'AttributeDefinitions' => [['AttributeName' => $keyAttribute, 'AttributeType' => 'S']],
+            'KeySchema' => [['AttributeName' => $keyAttribute, 'KeyType' => 'HASH']],
+        ]);
+        // dynalite answers CreateTable before the table takes requests: wait until ACTIVE, 50 ms
+        // between looks (the waiter's delay is in seconds; a callable may give a fraction), 10 s.
+        $client->waitUntil('TableExists', [
+            'TableName' => $table,
+            '@waiter' => ['initDelay' => 0, 'delay' => static fn (): float => 0.05, 'maxAttempts' => 200],
+        ]);
+        self::$tables[] = [$client, $table];
+
+        return $table;
+    }
+
+    /**
+     * The driver's store for a layout the loaded Laravel gives.
+     *
+     * @param  array{key?: string, value?: string, expiration?: string}  $attributes
+     */
+    public static function driverStore(
+        string $layout,
+        DynamoDbClient $client,
+        string $table,
+        string $prefix = 'app_',
+        array $attributes = []
+    ): DynamoDbStore {
+        $class = self::storeClass($layout, DynamoDbStore::class, Laravel11Store::class);
+
+        return new $class(
+            $client,
+            $table,
+            $attributes['key'] ?? 'key',
+            $attributes['value'] ?? 'value',
+            $attributes['expiration'] ?? 'expires_at',
+            $prefix
+        );
+    }
+
+    /** Stock Laravel's store (its own lock: read, then delete) for a layout the loaded Laravel gives. */
+    public static function stockStore(
+        string $layout,
+        DynamoDbClient $client,
+        string $table,
+        string $prefix = 'app_'
+    ): LaravelDynamoDbStore {
+        $class = self::storeClass($layout, LaravelDynamoDbStore::class, StockLaravel11Store::class);
+
+        return new $class($client, $table, 'key', 'value', 'expires_at', $prefix);
+    }
+
+    private static function storeClass(string $layout, string $plain, string $laravel11): string
+    {
+        if (! in_array($layout, self::layouts(), true)) {
+            throw new RuntimeException("Laravel " . self::laravel() . " does not write the $layout layout");
+        }
+
+        return $layout === 'laravel11' ? $laravel11 : $plain;
+    }
+
+    /** The table key of lock `$name` in `$layout` (docs/format.md), computed independently. */
+    public static function lockKey(string $layout, string $prefix, string $name): string
+    {
+        $p = $layout === 'laravel8' && $prefix !== '' ? $prefix . ':' : $prefix;
+
+        return $layout === 'laravel12' ? $p . $name : $p . $p . $name;
+    }
+
+    /**
+     * The item at `$key`, read with ConsistentRead, in wire format; null when there is none.
+     *
+     * @return array<string, array<string, string>>|null
+     */
+    public static function item(
+        DynamoDbClient $client,
+        string $table,
+        string $key,
+        string $keyAttribute = 'key'
+    ): ?array {
+        $result = $client->getItem([
+            'TableName' => $table,
+            'Key' => [$keyAttribute => ['S' => $key]],
+            'ConsistentRead' => true,
+        ]);
+
+        return $result['Item'] ?? null;
+    }
+
+    /** The repository root. */
+    public static function root(): string
+    {
+        return ddblock_repo_root();
+    }
+
+    /** A binary of the workspace (target/debug/NAME, or under CARGO_TARGET_DIR). */
+    public static function cargoBinary(string $name): string
+    {
+        $target = getenv('CARGO_TARGET_DIR') ?: self::root() . '/target';
+        $path = $target . '/debug/' . $name;
+        if (! is_executable($path)) {
+            throw new RuntimeException(
+                "$path is missing: bindings/php/test.sh builds it (cargo build -p ddblock-cli -p ddblock-fault-proxy)"
+            );
+        }
+
+        return $path;
+    }
+}

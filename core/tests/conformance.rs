@@ -1,0 +1,500 @@
+//! The lock conformance vectors (`compat-tests/conformance/v1/<layout>/<operation>.json`, the wire
+//! format spec in docs/format.md) run against the core through its public API: for every case,
+//! the table is set to the case's `before` item, the operation runs with the case's fixed clock
+//! through a client whose interceptor records each serialized request, and the recorded requests
+//! (operation and body, as sent), the outcome and the `after` item must be the vector's. The PHP
+//! driver runs the same files (bindings/php/tests/ConformanceTest.php), so a request shape that
+//! changes in one implementation and not in the other fails one of the two.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use aws_sdk_dynamodb::config::interceptors::BeforeTransmitInterceptorContextRef;
+use aws_sdk_dynamodb::config::{
+    BehaviorVersion, ConfigBag, Credentials, Intercept, Region, RuntimeComponents,
+};
+use aws_sdk_dynamodb::error::BoxError;
+use aws_sdk_dynamodb::types::{
+    AttributeDefinition, AttributeValue, BillingMode, KeySchemaElement, KeyType,
+    ScalarAttributeType, TableStatus,
+};
+use aws_sdk_dynamodb::Client;
+use ddblock::{AcquireOutcome, Clock, Holder, KeyLayout, ReleaseOutcome, Store, StoreConfig};
+use serde_json::{json, Value};
+
+/// The vectors' table name; each run works on a fresh table and writes this name back into the
+/// recorded requests before comparing.
+const VECTOR_TABLE: &str = "cache";
+
+/// One recorded request: the operation (from `X-Amz-Target`) and the JSON body as sent.
+#[derive(Debug, Clone)]
+struct Sent {
+    operation: String,
+    body: Value,
+}
+
+/// Records every request the SDK is about to transmit (retries included).
+#[derive(Debug, Clone, Default)]
+struct Recorder(Arc<Mutex<Vec<Sent>>>);
+
+impl Recorder {
+    fn take(&self) -> Vec<Sent> {
+        std::mem::take(&mut *self.0.lock().expect("recorder"))
+    }
+}
+
+impl Intercept for Recorder {
+    fn name(&self) -> &'static str {
+        "conformance-recorder"
+    }
+
+    fn read_before_transmit(
+        &self,
+        context: &BeforeTransmitInterceptorContextRef<'_>,
+        _: &RuntimeComponents,
+        _: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        let request = context.request();
+        let target = request
+            .headers()
+            .get("x-amz-target")
+            .ok_or("request without X-Amz-Target")?;
+        let operation = target.rsplit('.').next().unwrap_or(target).to_owned();
+        let bytes = request.body().bytes().ok_or("request body is a stream")?;
+        let body = serde_json::from_slice(bytes)?;
+        self.0
+            .lock()
+            .expect("recorder")
+            .push(Sent { operation, body });
+        Ok(())
+    }
+}
+
+/// The case's `now`.
+#[derive(Debug)]
+struct FixedClock(i64);
+
+impl Clock for FixedClock {
+    fn now(&self) -> i64 {
+        self.0
+    }
+}
+
+fn client(endpoint: &str, recorder: Option<Recorder>) -> Client {
+    let mut conf = aws_sdk_dynamodb::Config::builder()
+        .behavior_version(BehaviorVersion::latest())
+        .region(Region::new("us-east-1"))
+        .credentials_provider(Credentials::new("test", "test", None, None, "conformance"))
+        .endpoint_url(endpoint);
+    if let Some(r) = recorder {
+        conf = conf.interceptor(r);
+    }
+    Client::from_conf(conf.build())
+}
+
+fn vectors_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../compat-tests/conformance/v1")
+}
+
+/// Every vector file, sorted: (path, document).
+fn vector_files() -> Vec<(PathBuf, Value)> {
+    let mut files = Vec::new();
+    for layout in ["laravel8", "laravel11", "laravel12"] {
+        let dir = vectors_dir().join(layout);
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .map(|e| e.expect("dir entry").path())
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .collect();
+        entries.sort();
+        for path in entries {
+            let text = std::fs::read_to_string(&path).expect("vector file");
+            let doc: Value =
+                serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            files.push((path, doc));
+        }
+    }
+    files
+}
+
+fn to_attr(v: &Value) -> AttributeValue {
+    match (v.get("S"), v.get("N")) {
+        (Some(Value::String(s)), _) => AttributeValue::S(s.clone()),
+        (_, Some(Value::String(n))) => AttributeValue::N(n.clone()),
+        _ => panic!("vectors hold S and N values only, not {v}"),
+    }
+}
+
+fn to_item(v: &Value) -> HashMap<String, AttributeValue> {
+    v.as_object()
+        .expect("an item is an object")
+        .iter()
+        .map(|(k, a)| (k.clone(), to_attr(a)))
+        .collect()
+}
+
+fn from_item(item: &HashMap<String, AttributeValue>) -> Value {
+    let map = item
+        .iter()
+        .map(|(k, a)| {
+            let v = match a {
+                AttributeValue::S(s) => json!({ "S": s }),
+                AttributeValue::N(n) => json!({ "N": n }),
+                other => json!({ "unexpected": format!("{other:?}") }),
+            };
+            (k.clone(), v)
+        })
+        .collect();
+    Value::Object(map)
+}
+
+fn holder_json(h: &Holder) -> Value {
+    json!({ "owner": h.owner, "expires_at": h.expires_at })
+}
+
+/// Whether the recorded requests are the expected ones, in order. An expected request marked
+/// `"optional": true` (a read only an implementation that reports more than Laravel's API needs)
+/// may be absent.
+fn compare_requests(expected: &[Value], sent: &[Sent]) -> Result<(), String> {
+    let mut i = 0;
+    for (n, exp) in expected.iter().enumerate() {
+        let optional = exp.get("optional") == Some(&Value::Bool(true));
+        let same = sent
+            .get(i)
+            .is_some_and(|s| s.operation == exp["operation"] && s.body == exp["body"]);
+        if same {
+            i += 1;
+        } else if !optional {
+            return Err(match sent.get(i) {
+                Some(s) => format!(
+                    "request {n}: expected {} {}\n            sent {} {}",
+                    exp["operation"], exp["body"], s.operation, s.body
+                ),
+                None => format!(
+                    "request {n} ({} {}) was not sent",
+                    exp["operation"], exp["body"]
+                ),
+            });
+        }
+    }
+    match sent.get(i..) {
+        Some([]) | None => Ok(()),
+        Some(extra) => Err(format!("unexpected extra requests: {extra:?}")),
+    }
+}
+
+struct Server {
+    endpoint: String,
+    /// Whether the server returns the old item with a failed condition (moto yes, dynalite no).
+    returns_all_old: bool,
+    plain: Client,
+    recorder: Recorder,
+    recording: Client,
+    /// Table per key attribute name.
+    tables: HashMap<String, String>,
+}
+
+impl Server {
+    fn new(var: &str, returns_all_old: bool) -> Server {
+        let endpoint = std::env::var(var).unwrap_or_else(|_| {
+            panic!(
+                "{var} is not set: run ./compat-tests/run-tests.sh, which starts the local servers"
+            )
+        });
+        let recorder = Recorder::default();
+        Server {
+            plain: client(&endpoint, None),
+            recording: client(&endpoint, Some(recorder.clone())),
+            recorder,
+            endpoint,
+            returns_all_old,
+            tables: HashMap::new(),
+        }
+    }
+
+    async fn table_for(&mut self, key_attribute: &str) -> String {
+        if let Some(t) = self.tables.get(key_attribute) {
+            return t.clone();
+        }
+        let name = format!(
+            "conformance_{}_{}_{key_attribute}",
+            std::process::id(),
+            ddblock::lock::random_owner().to_lowercase()
+        );
+        self.plain
+            .create_table()
+            .table_name(&name)
+            .billing_mode(BillingMode::PayPerRequest)
+            .attribute_definitions(
+                AttributeDefinition::builder()
+                    .attribute_name(key_attribute)
+                    .attribute_type(ScalarAttributeType::S)
+                    .build()
+                    .expect("attribute definition"),
+            )
+            .key_schema(
+                KeySchemaElement::builder()
+                    .attribute_name(key_attribute)
+                    .key_type(KeyType::Hash)
+                    .build()
+                    .expect("key schema"),
+            )
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("create table at {}: {e:?}", self.endpoint));
+        // dynalite answers CreateTable before the table takes requests: wait until it is ACTIVE.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            let status = self
+                .plain
+                .describe_table()
+                .table_name(&name)
+                .send()
+                .await
+                .ok()
+                .and_then(|d| d.table?.table_status);
+            if status == Some(TableStatus::Active) {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "table {name} not ACTIVE within 10 s at {}",
+                self.endpoint
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        self.tables.insert(key_attribute.to_owned(), name.clone());
+        name
+    }
+
+    async fn drop_tables(&self) {
+        for t in self.tables.values() {
+            let _ = self.plain.delete_table().table_name(t).send().await;
+        }
+    }
+
+    /// Runs one case; Err describes the first difference.
+    async fn run_case(&mut self, layout: KeyLayout, op: &str, case: &Value) -> Result<(), String> {
+        let t = &case["table"];
+        let s = |v: &Value| v.as_str().expect("string").to_owned();
+        let (key_attr, value_attr, exp_attr) = (
+            s(&t["key_attribute"]),
+            s(&t["value_attribute"]),
+            s(&t["expiration_attribute"]),
+        );
+        let table = self.table_for(&key_attr).await;
+        let input = &case["input"];
+        let now = input["now"].as_i64().expect("now");
+        let cfg = StoreConfig::builder()
+            .table(&table)
+            .key_attribute(&key_attr)
+            .value_attribute(&value_attr)
+            .expiration_attribute(&exp_attr)
+            .prefix(s(&input["prefix"]))
+            .layout(layout)
+            .clock(Arc::new(FixedClock(now)))
+            .build()
+            .map_err(|e| e.to_string())?;
+        let store = Store::with_client(self.recording.clone(), cfg);
+        let lock = store
+            .lock_with_owner(
+                &s(&input["name"]),
+                input["ttl"].as_i64().expect("ttl"),
+                s(&input["owner"]),
+            )
+            .map_err(|e| e.to_string())?;
+
+        // The table as the case says it is before (through the plain client: not recorded).
+        let key = HashMap::from([(key_attr.clone(), AttributeValue::S(lock.key().to_owned()))]);
+        self.plain
+            .delete_item()
+            .table_name(&table)
+            .set_key(Some(key.clone()))
+            .send()
+            .await
+            .map_err(|e| format!("reset: {e:?}"))?;
+        if !case["before"].is_null() {
+            self.plain
+                .put_item()
+                .table_name(&table)
+                .set_item(Some(to_item(&case["before"])))
+                .send()
+                .await
+                .map_err(|e| format!("before: {e:?}"))?;
+        }
+        self.recorder.take();
+
+        let outcome = match op {
+            "acquire" => match lock.acquire().await.map_err(|e| e.to_string())? {
+                AcquireOutcome::Acquired {
+                    recovered: false, ..
+                } => json!("acquired"),
+                AcquireOutcome::Acquired {
+                    recovered: true, ..
+                } => json!("recovered"),
+                AcquireOutcome::Held(h) => json!({ "held": holder_json(&h) }),
+            },
+            "release" => match lock.release().await.map_err(|e| e.to_string())? {
+                ReleaseOutcome::Released => json!("released"),
+                ReleaseOutcome::NotHeld => json!("not_held"),
+                ReleaseOutcome::HeldByOther(h) => json!({ "held_by_other": holder_json(&h) }),
+            },
+            "force_release" => {
+                lock.force_release().await.map_err(|e| e.to_string())?;
+                json!("deleted")
+            }
+            "refresh" => {
+                let refreshed = lock
+                    .refresh(input["seconds"].as_i64())
+                    .await
+                    .map_err(|e| e.to_string())?;
+                json!(if refreshed {
+                    "refreshed"
+                } else {
+                    "not_refreshed"
+                })
+            }
+            "current_owner" => {
+                let holder = lock.current_holder().await.map_err(|e| e.to_string())?;
+                json!({ "holder": holder.as_ref().map(holder_json) })
+            }
+            "is_owned_by" => json!(lock.is_owned().await.map_err(|e| e.to_string())?),
+            other => return Err(format!("unknown operation {other}")),
+        };
+        let mut sent = self.recorder.take();
+        for r in &mut sent {
+            if r.body.get("TableName") == Some(&json!(table)) {
+                r.body["TableName"] = json!(VECTOR_TABLE);
+            }
+        }
+
+        let expected = match case.get("requests_without_all_old") {
+            Some(v) if !self.returns_all_old => v,
+            _ => &case["requests"],
+        };
+        compare_requests(expected.as_array().expect("requests"), &sent)?;
+        if outcome != case["outcome"] {
+            return Err(format!(
+                "outcome: expected {}, got {outcome}",
+                case["outcome"]
+            ));
+        }
+        let after = self
+            .plain
+            .get_item()
+            .table_name(&table)
+            .set_key(Some(key))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| format!("after: {e:?}"))?
+            .item
+            .as_ref()
+            .map(from_item)
+            .unwrap_or(Value::Null);
+        if after != case["after"] {
+            return Err(format!(
+                "table after: expected {}, got {after}",
+                case["after"]
+            ));
+        }
+        Ok(())
+    }
+}
+
+async fn run_all(var: &str, returns_all_old: bool) {
+    let mut server = Server::new(var, returns_all_old);
+    let mut failures = Vec::new();
+    let mut ran = 0;
+    let files = vector_files();
+    assert_eq!(
+        files.len(),
+        18,
+        "3 layouts x 6 operations in {}",
+        vectors_dir().display()
+    );
+    for (path, doc) in &files {
+        assert_eq!(doc["version"], 1, "{}", path.display());
+        let layout: KeyLayout = doc["layout"]
+            .as_str()
+            .expect("layout")
+            .parse()
+            .expect("a known layout");
+        let op = doc["operation"].as_str().expect("operation");
+        let cases = doc["cases"].as_array().expect("cases");
+        assert!(!cases.is_empty(), "{}: no cases", path.display());
+        for case in cases {
+            ran += 1;
+            if let Err(e) = server.run_case(layout, op, case).await {
+                failures.push(format!(
+                    "{}/{op} {}: {e}",
+                    doc["layout"].as_str().unwrap_or("?"),
+                    case["id"]
+                ));
+            }
+        }
+    }
+    server.drop_tables().await;
+    assert!(
+        failures.is_empty(),
+        "{} of {ran} cases differ from the vectors:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    println!("{ran} conformance cases match the vectors on {var}");
+}
+
+#[tokio::test]
+async fn moto_matches_the_vectors() {
+    run_all("DDBLOCK_TEST_MOTO", true).await;
+}
+
+#[tokio::test]
+async fn dynalite_matches_the_vectors() {
+    run_all("DDBLOCK_TEST_DYNALITE", false).await;
+}
+
+/// The comparison is not vacuous: a request that differs from the vector in one member, or an
+/// extra or missing request, is reported.
+#[test]
+fn a_changed_request_fails_the_comparison() {
+    let (_, doc) = vector_files()
+        .into_iter()
+        .find(|(_, d)| d["operation"] == "release" && d["layout"] == "laravel12")
+        .expect("laravel12/release.json");
+    let case = &doc["cases"][0];
+    let expected = case["requests"].as_array().expect("requests").clone();
+    let as_sent = |v: &Value| Sent {
+        operation: v["operation"].as_str().expect("operation").to_owned(),
+        body: v["body"].clone(),
+    };
+    let sent: Vec<Sent> = expected.iter().map(as_sent).collect();
+    assert_eq!(compare_requests(&expected, &sent), Ok(()));
+
+    let mut changed = sent.clone();
+    changed[0].body["ConditionExpression"] = json!("attribute_exists(#value)");
+    assert!(compare_requests(&expected, &changed).is_err());
+    let mut untyped = sent.clone();
+    untyped[0].body["ExpressionAttributeValues"][":owner"] = json!({"N": "1"});
+    assert!(compare_requests(&expected, &untyped).is_err());
+    let mut extra = sent.clone();
+    extra.push(sent[0].clone());
+    assert!(compare_requests(&expected, &extra).is_err());
+    assert!(compare_requests(&expected, &[]).is_err());
+
+    // An optional read may be left out, but not replaced by another request.
+    let missing = &doc["cases"]
+        .as_array()
+        .expect("cases")
+        .iter()
+        .find(|c| c["id"] == "missing")
+        .expect("the missing case")["requests"];
+    let missing = missing.as_array().expect("requests");
+    assert_eq!(compare_requests(missing, &[as_sent(&missing[0])]), Ok(()));
+    assert_eq!(
+        compare_requests(missing, &[as_sent(&missing[0]), as_sent(&missing[1])]),
+        Ok(())
+    );
+    assert!(compare_requests(missing, &[as_sent(&missing[0]), as_sent(&missing[0])]).is_err());
+}
