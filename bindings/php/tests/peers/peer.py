@@ -27,7 +27,7 @@ def main() -> None:
         try:
             op = cmd["op"]
             if op == "acquire":
-                lock = store.lock(cmd["name"], cmd["ttl"], cmd.get("owner"))
+                lock = store.lock(cmd["name"], cmd["ttl"], owner=cmd.get("owner"))
                 out = {"acquired": lock.acquire(blocking=False), "owner": lock.owner}
             elif op == "release":
                 out = {"released": store.restore_lock(cmd["name"], cmd["owner"]).release()}
