@@ -4,6 +4,7 @@ use ddblock::admin::{
     CheckId, CheckStatus, CreateTableOptions, DoctorOptions, ItemKind, ScanItem, ScanOptions,
     Scope, SweepOptions, TtlState,
 };
+use ddblock::format::input::ttl_from_str;
 use ddblock::{AcquireOutcome, Consistency, PhpValue, ReleaseOutcome, Store};
 use serde_json::{json, Value};
 
@@ -89,8 +90,8 @@ pub fn held_message(name: &str, h: &ddblock::Holder) -> String {
 
 async fn acquire(store: &Store, json: bool, a: &AcquireArgs) -> ddblock::Result<i32> {
     let lock = match &a.owner {
-        Some(o) => store.lock_with_owner(&a.name, a.ttl, o.clone())?,
-        None => store.lock(&a.name, a.ttl)?,
+        Some(o) => store.lock_with_owner(&a.name, ttl_from_str(&a.ttl)?, o.clone())?,
+        None => store.lock(&a.name, ttl_from_str(&a.ttl)?)?,
     };
     let outcome = try_acquire(&lock, a.wait).await?;
     if json {
@@ -563,7 +564,8 @@ async fn put(store: &Store, json: bool, a: &PutArgs) -> ddblock::Result<i32> {
         ValueType::Serialized => ddblock::codec::unserialize(a.value.as_bytes())?,
     };
     let table_key = store.cache_key(&a.key)?;
-    match (a.ttl, a.forever) {
+    let ttl = a.ttl.as_deref().map(ttl_from_str).transpose()?;
+    match (ttl, a.forever) {
         (Some(ttl), false) => store.put(&a.key, &value, ttl).await?,
         (None, true) => store.forever(&a.key, &value).await?,
         // clap refuses both together; neither is a usage error that names both ways.
@@ -577,7 +579,7 @@ async fn put(store: &Store, json: bool, a: &PutArgs) -> ddblock::Result<i32> {
             "key": a.key,
             "table_key": table_key,
             "stored": true,
-            "ttl": a.ttl,
+            "ttl": ttl,
             "forever": a.forever,
         }));
     } else {

@@ -144,9 +144,9 @@ pub enum Command {
 pub struct RunArgs {
     /// Lock name (as given to Laravel's Cache::lock)
     pub name: String,
-    /// Lock ttl in seconds (0 means Laravel's default of 86400)
+    /// Lock ttl in whole seconds (0 means Laravel's default of 86400)
     #[arg(long, value_name = "SECS", allow_negative_numbers = true)]
-    pub ttl: i64,
+    pub ttl: String,
     /// Wait up to SECS for the lock (0: try once)
     #[arg(long, value_name = "SECS", default_value = "0", value_parser = parse_secs, allow_negative_numbers = true)]
     pub wait: Duration,
@@ -163,9 +163,9 @@ pub struct RunArgs {
 pub struct AcquireArgs {
     /// Lock name
     pub name: String,
-    /// Lock ttl in seconds (0 means Laravel's default of 86400)
+    /// Lock ttl in whole seconds (0 means Laravel's default of 86400)
     #[arg(long, value_name = "SECS", allow_negative_numbers = true)]
-    pub ttl: i64,
+    pub ttl: String,
     /// Owner token (default: 16 random characters, as Laravel)
     #[arg(long, value_name = "OWNER")]
     pub owner: Option<String>,
@@ -273,9 +273,9 @@ pub struct PutArgs {
     /// The value (see --as); a negative number is a value, not an option
     #[arg(allow_negative_numbers = true)]
     pub value: String,
-    /// Seconds to keep it (<= 0 writes an already expired item, as Laravel); or --forever
+    /// Whole seconds to keep it (<= 0 writes an already expired item, as Laravel); or --forever
     #[arg(long, value_name = "SECS", allow_negative_numbers = true)]
-    pub ttl: Option<i64>,
+    pub ttl: Option<String>,
     /// Keep it 5 years (Laravel's Cache::forever)
     #[arg(long, conflicts_with = "ttl")]
     pub forever: bool,

@@ -59,7 +59,7 @@ fn command_text(a: &RunArgs) -> String {
 
 /// Runs the command under the lock; returns the exit status.
 pub async fn run(store: &Store, g: &Global, a: &RunArgs) -> ddblock::Result<i32> {
-    let lock = store.lock(&a.name, a.ttl)?;
+    let lock = store.lock(&a.name, ddblock::format::input::ttl_from_str(&a.ttl)?)?;
     let mut signals = match catch_signals() {
         Ok(rx) => rx,
         Err(e) => {

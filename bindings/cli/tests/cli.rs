@@ -894,6 +894,59 @@ fn errors_are_one_clear_line(server: Server) {
 }
 
 /// No server needed: nothing listens on port 1.
+/// The shared bad-input table (compat-tests/bad-input.json) through the CLI: each case gets the
+/// kind every other front gets, in `--json`'s `error.kind`, with exit 1.
+#[test]
+fn bad_input_gets_the_same_kinds() {
+    let table: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(common::root().join("compat-tests/bad-input.json")).unwrap(),
+    )
+    .unwrap();
+    let ctx = Ctx::new(Server::Moto);
+    for c in table["cases"].as_array().unwrap() {
+        let name = match c.get("name_repeat") {
+            Some(r) => r[0]
+                .as_str()
+                .unwrap()
+                .repeat(r[1].as_u64().unwrap() as usize),
+            None => c["name"].as_str().unwrap_or_default().to_owned(),
+        };
+        let ttl = c["ttl"].to_string();
+        let mut args: Vec<String> = Vec::new();
+        match c["op"].as_str().unwrap() {
+            "config" => {
+                for flag in ["layout", "endpoint", "table"] {
+                    if let Some(v) = c[flag].as_str() {
+                        args.extend([format!("--{flag}"), v.to_owned()]);
+                    }
+                }
+                args.extend(["status".into(), "x".into()]);
+            }
+            op => {
+                if c["table"] == "missing" {
+                    args.extend(["--table".into(), "ddblock_no_such_table".into()]);
+                }
+                match op {
+                    "lock" => args.extend(["acquire".into(), name, "--ttl".into(), ttl]),
+                    "get" => args.extend(["get".into(), c["key"].as_str().unwrap().into()]),
+                    "put" => args.extend([
+                        "put".into(),
+                        c["key"].as_str().unwrap().into(),
+                        c["value"].as_str().unwrap().into(),
+                        "--ttl".into(),
+                        ttl,
+                    ]),
+                    other => panic!("unknown op {other}"),
+                }
+            }
+        }
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, v) = ctx.json(&refs);
+        assert_eq!(code, 1, "{}: {v}", c["case"]);
+        assert_eq!(v["error"]["kind"], c["kind"], "{}: {v}", c["case"]);
+    }
+}
+
 #[test]
 fn unreachable_endpoint_names_the_endpoint() {
     let ctx = Ctx {

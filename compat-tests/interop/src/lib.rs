@@ -14,13 +14,10 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
-use std::path::PathBuf;
 use std::process::Stdio;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
 use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_dynamodb::Client;
 use base64::engine::general_purpose::STANDARD as B64;
@@ -39,13 +36,6 @@ pub type Item = HashMap<String, AttributeValue>;
 
 /// How long one harness command may take before the test fails (blocking commands included).
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// The repository root (two levels above this crate).
-pub fn repo_root() -> PathBuf {
-    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let root = here.join("../..");
-    root.canonicalize().unwrap_or(root)
-}
 
 /// The current Unix time in whole seconds (what PHP's `time()` and ddblock's `SystemClock` say).
 pub fn now() -> i64 {
@@ -72,101 +62,11 @@ pub async fn sleep_until_after(ts: i64) {
 
 // ---- servers, clients, tables, stores -----------------------------------------------------------
 
-/// The local DynamoDB servers started by `compat-tests/servers.sh`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Server {
-    /// moto_server: returns `ALL_OLD` on condition failures, keeps number text as written.
-    Moto,
-    /// dynalite: ignores `ALL_OLD`, normalises numbers like real DynamoDB (`007` → `7`).
-    Dynalite,
-}
-
-impl Server {
-    /// Both servers.
-    pub const ALL: [Server; 2] = [Server::Moto, Server::Dynalite];
-
-    /// The environment variable holding the server's endpoint URL.
-    pub fn env_var(self) -> &'static str {
-        match self {
-            Server::Moto => "DDBLOCK_TEST_MOTO",
-            Server::Dynalite => "DDBLOCK_TEST_DYNALITE",
-        }
-    }
-
-    /// The endpoint URL; panics with what to do when the variable is missing.
-    pub fn endpoint(self) -> String {
-        let var = self.env_var();
-        match std::env::var(var) {
-            Ok(v) if !v.is_empty() => v,
-            _ => panic!(
-                "{var} is not set: run the tests with ./compat-tests/run-tests.sh, or start the local \
-                 servers with `compat-tests/servers.sh start` and `source compat-tests/.run/env` first"
-            ),
-        }
-    }
-
-    /// `moto` or `dynalite`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Server::Moto => "moto",
-            Server::Dynalite => "dynalite",
-        }
-    }
-
-    /// Whether the server stores `N` values normalised (`007` → `7`, `1.0E+25` → digits) as real
-    /// DynamoDB does; moto keeps the text as written.
-    pub fn normalises_numbers(self) -> bool {
-        self == Server::Dynalite
-    }
-}
-
-impl fmt::Display for Server {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// A plain SDK client for `endpoint` with test credentials (neither server checks signatures).
-pub fn client_for(endpoint: &str) -> Client {
-    let conf = aws_sdk_dynamodb::Config::builder()
-        .behavior_version(BehaviorVersion::latest())
-        .region(Region::new("us-east-1"))
-        .credentials_provider(Credentials::new(
-            "test",
-            "test",
-            None,
-            None,
-            "ddblock-compat",
-        ))
-        .endpoint_url(endpoint)
-        .build();
-    Client::from_conf(conf)
-}
-
-static TABLES: AtomicUsize = AtomicUsize::new(0);
+pub use ddblock_test_support::{client_for, delete_table, repo_root, Server};
 
 /// A fresh table with Laravel's schema (`key` S hash key, on-demand billing), ACTIVE on return.
 pub async fn create_table(client: &Client) -> String {
-    let name = format!(
-        "interop{}_{}_{}",
-        std::process::id(),
-        TABLES.fetch_add(1, Ordering::SeqCst),
-        ddblock::lock::random_owner().to_lowercase()
-    );
-    let cfg = ddblock::StoreConfig::builder()
-        .table(&name)
-        .build()
-        .expect("table config");
-    ddblock::Store::with_client(client.clone(), cfg)
-        .create_table(&ddblock::CreateTableOptions::new().ttl(false))
-        .await
-        .unwrap_or_else(|e| panic!("CreateTable {name}: {e}"));
-    name
-}
-
-/// Deletes a table (best effort: errors are ignored).
-pub async fn delete_table(client: &Client, table: &str) {
-    let _ = client.delete_table().table_name(table).send().await;
+    ddblock_test_support::new_table(client, "key").await
 }
 
 /// A config builder for `table` on `server` with a layout and prefix (real clock).

@@ -4,7 +4,6 @@
 //! locks, double holders and requests per cycle.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -167,13 +166,7 @@ fn summarize(label: &str, records: &[Record], stats: &Stats, wall: Duration) -> 
     }
 }
 
-/// Root of the repository (for the PHP harness).
-pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .expect("repo root")
-}
+pub use ddblock_test_support::repo_root;
 
 /// A store on `table` at `endpoint` (credentials from the environment, as any ddblock user).
 async fn store_at(endpoint: &str, table: &str, opts: &Options) -> Result<Store, String> {

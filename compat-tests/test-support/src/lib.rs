@@ -23,9 +23,9 @@ pub type Item = HashMap<String, AttributeValue>;
 /// The local servers every behaviour test runs against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Server {
-    /// moto's DynamoDB (Python).
+    /// moto's DynamoDB (Python): returns `ALL_OLD` on condition failures, keeps number text.
     Moto,
-    /// dynalite (Node).
+    /// dynalite (Node): ignores `ALL_OLD`, normalises numbers like real DynamoDB.
     Dynalite,
 }
 
@@ -50,6 +50,12 @@ impl Server {
                  local servers (or `compat-tests/servers.sh start && source compat-tests/.run/env`)"
             )
         })
+    }
+
+    /// Whether the server stores `N` values normalised (`007` → `7`, `1.0E+25` → digits) as real
+    /// DynamoDB does; moto keeps the text as written.
+    pub fn normalises_numbers(self) -> bool {
+        self == Server::Dynalite
     }
 
     /// `moto` or `dynalite`.

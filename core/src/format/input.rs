@@ -20,6 +20,22 @@ pub fn ttl_from_f64(ttl: f64) -> Result<i64> {
     Ok(ttl as i64)
 }
 
+/// A ttl given as text (a command-line argument): a number of whole seconds, by
+/// [`ttl_from_f64`]'s rule; anything else is `InvalidTtl` naming what was given.
+pub fn ttl_from_str(text: &str) -> Result<i64> {
+    let t = text.trim();
+    if let Ok(i) = t.parse::<i64>() {
+        return Ok(i);
+    }
+    match t.parse::<f64>() {
+        Ok(f) => ttl_from_f64(f),
+        Err(_) => Err(Error::InvalidTtl {
+            ttl: 0,
+            reason: format!("{text:?} is not a number of seconds; give an integer ttl"),
+        }),
+    }
+}
+
 /// Laravel's lock ttl: 0 means one day; negative is refused before any request (Laravel would
 /// write an already-expired lock that anyone can take over at once).
 pub fn lock_ttl(ttl_secs: i64) -> Result<i64> {
@@ -128,6 +144,15 @@ mod tests {
         assert_eq!(ttl_from_f64(-5.0).unwrap(), -5);
         for bad in [1.5, f64::NAN, f64::INFINITY, 1e16] {
             assert_eq!(ttl_from_f64(bad).unwrap_err().kind(), ErrorKind::InvalidTtl);
+        }
+        assert_eq!(ttl_from_str(" 30 ").unwrap(), 30);
+        assert_eq!(ttl_from_str("-1").unwrap(), -1);
+        for bad in ["1.5", "soon", "", "1e99"] {
+            assert_eq!(
+                ttl_from_str(bad).unwrap_err().kind(),
+                ErrorKind::InvalidTtl,
+                "{bad}"
+            );
         }
         assert_eq!(lock_ttl(0).unwrap(), 86_400);
         assert_eq!(lock_ttl(-1).unwrap_err().kind(), ErrorKind::InvalidTtl);

@@ -1,6 +1,6 @@
 //! The core's test support: [`Env`] (a raw client, a fresh table, a manual clock) over the shared
 //! `ddblock-test-support` crate (servers, tables, clocks, items).
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
 use std::collections::HashMap;
 use std::sync::Arc;
