@@ -10,6 +10,11 @@ use crate::format::layout::checked_key;
 pub use crate::format::layout::{KeyLayout, MAX_KEY_BYTES};
 pub use crate::time::{Clock, SystemClock};
 
+/// Default of [`StoreConfigBuilder::clock_skew_margin`].
+pub const DEFAULT_CLOCK_SKEW_MARGIN: Duration = Duration::from_secs(2);
+/// Default of [`StoreConfigBuilder::attempt_timeout`].
+pub const DEFAULT_ATTEMPT_TIMEOUT: Duration = Duration::from_secs(3);
+
 /// What `TableNotFound` tells a Rust caller to run (each binding sets its own, see
 /// [`StoreConfigBuilder::create_table_hint`]).
 const RUST_CREATE_TABLE_HINT: &str =
@@ -99,6 +104,8 @@ pub struct StoreConfig {
     pub(crate) backoff: Backoff,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) create_table_hint: String,
+    pub(crate) clock_skew_margin: Duration,
+    pub(crate) heartbeat_interval: Option<Duration>,
 }
 
 impl fmt::Debug for StoreConfig {
@@ -131,11 +138,13 @@ impl StoreConfig {
                 region: None,
                 connect_timeout: None,
                 operation_timeout: None,
-                attempt_timeout: None,
+                attempt_timeout: Some(DEFAULT_ATTEMPT_TIMEOUT),
                 max_attempts: None,
                 backoff: Backoff::default(),
                 clock: Arc::new(SystemClock),
                 create_table_hint: RUST_CREATE_TABLE_HINT.into(),
+                clock_skew_margin: DEFAULT_CLOCK_SKEW_MARGIN,
+                heartbeat_interval: None,
             },
         }
     }
@@ -250,6 +259,14 @@ impl StoreConfig {
     pub fn create_table_hint(&self) -> &str {
         &self.create_table_hint
     }
+    /// How long past `expires_at` a lock must be before ddblock takes it over.
+    pub fn clock_skew_margin(&self) -> Duration {
+        self.clock_skew_margin
+    }
+    /// How often a heartbeat refreshes a held lock; `None`: a third of the lock's ttl.
+    pub fn heartbeat_interval(&self) -> Option<Duration> {
+        self.heartbeat_interval
+    }
 }
 
 /// Builder for [`StoreConfig`].
@@ -309,10 +326,23 @@ impl StoreConfigBuilder {
         self.cfg.operation_timeout = Some(d);
         self
     }
-    /// Timeout of one attempt (one HTTP request); the SDK retries a timed-out attempt while
-    /// attempts and the operation timeout last.
+    /// Timeout of one attempt (one HTTP request; default 3 s); the SDK retries a timed-out
+    /// attempt while attempts and the operation timeout last, and a wait for a lock ends within
+    /// one attempt timeout of its deadline.
     pub fn attempt_timeout(mut self, d: Duration) -> Self {
         self.cfg.attempt_timeout = Some(d);
+        self
+    }
+    /// How long past its `expires_at` a lock must be before ddblock takes it over (default 2 s):
+    /// a contender whose clock runs up to this much ahead of the holder's cannot take a live lock.
+    /// Laravel's own condition, with `:now` moved back by the margin.
+    pub fn clock_skew_margin(mut self, d: Duration) -> Self {
+        self.cfg.clock_skew_margin = d;
+        self
+    }
+    /// How often heartbeats refresh a held lock (default: a third of the lock's ttl).
+    pub fn heartbeat_interval(mut self, d: Duration) -> Self {
+        self.cfg.heartbeat_interval = Some(d);
         self
     }
     /// Attempts per request including the first (the SDK's standard retry mode; default 3).
@@ -382,6 +412,18 @@ impl StoreConfigBuilder {
             return Err(Error::Config("max_attempts must be at least 1".into()));
         }
         c.backoff.validate()?;
+        for (what, d) in [
+            ("connect timeout", c.connect_timeout),
+            ("operation timeout", c.operation_timeout),
+            ("attempt timeout", c.attempt_timeout),
+            ("heartbeat interval", c.heartbeat_interval),
+        ] {
+            if d.is_some_and(|d| d.is_zero()) {
+                return Err(Error::Config(format!(
+                    "the {what} must be more than 0; leave it unset for the default"
+                )));
+            }
+        }
         Ok(self.cfg)
     }
 }

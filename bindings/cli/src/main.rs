@@ -121,6 +121,8 @@ pub enum Command {
     Acquire(AcquireArgs),
     /// Release lock NAME if OWNER holds it: one conditional DeleteItem (exit 1 if not released)
     Release(ReleaseArgs),
+    /// Extend lock NAME to now + SECS if OWNER holds it and it is live (exit 1 if not)
+    Refresh(RefreshArgs),
     /// Delete lock NAME whoever holds it
     ForceRelease(NameArgs),
     /// Show who holds lock NAME (consistent read)
@@ -182,6 +184,19 @@ pub struct ReleaseArgs {
     /// The owner that holds the lock (printed by acquire, shown by status)
     #[arg(long, value_name = "OWNER")]
     pub owner: String,
+}
+
+/// `refresh`.
+#[derive(Debug, Args)]
+pub struct RefreshArgs {
+    /// Lock name
+    pub name: String,
+    /// The owner that holds the lock
+    #[arg(long, value_name = "OWNER")]
+    pub owner: String,
+    /// New lease from now, in whole seconds (0 means Laravel's default of 86400)
+    #[arg(long, value_name = "SECS", allow_negative_numbers = true)]
+    pub ttl: String,
 }
 
 /// Commands taking only a lock name.

@@ -112,9 +112,13 @@ impl Shared {
 #[derive(Debug, Default)]
 struct Plan {
     extra_latency_ms: u64,
+    latency: bool,
     throttle: bool,
     error500: bool,
     drop: bool,
+    drop_request: bool,
+    reset: bool,
+    delay_response: bool,
     /// One entry per eventually consistent key read, in request order: the staleness in µs, if stale.
     stale: Vec<Option<i64>>,
 }
@@ -129,6 +133,14 @@ fn draw_plan(sh: &Shared, cfg: &FaultConfig, op: &str, eventual_reads: usize) ->
     if cfg.latency_jitter_ms > 0 {
         plan.extra_latency_ms = rng.random_range(0..=cfg.latency_jitter_ms);
     }
+    plan.latency = op_selected(&cfg.latency_ops, op);
+    if cfg.drop_request_rate > 0.0 && op_selected(&cfg.drop_request_ops, op) {
+        plan.drop_request = rng.random_bool(cfg.drop_request_rate);
+    }
+    if cfg.reset_response_rate > 0.0 && op_selected(&cfg.reset_ops, op) {
+        plan.reset = rng.random_bool(cfg.reset_response_rate);
+    }
+    plan.delay_response = cfg.delay_response_ms > 0 && op_selected(&cfg.delay_response_ops, op);
     if cfg.throttle_rate > 0.0 && op_selected(&cfg.throttle_ops, op) {
         plan.throttle = rng.random_bool(cfg.throttle_rate);
     }
@@ -692,8 +704,12 @@ pub(crate) async fn handle(sh: &Arc<Shared>, req: Request) -> Reply {
     let plan = draw_plan(sh, &cfg, &op, reads);
 
     let delay = cfg.latency_ms + plan.extra_latency_ms;
-    if delay > 0 {
+    if delay > 0 && plan.latency {
         tokio::time::sleep(Duration::from_millis(delay)).await;
+    }
+    if plan.drop_request {
+        sh.counters.add(&op, stats::DROPPED_REQUEST);
+        return Reply::Close;
     }
     if plan.throttle {
         sh.counters.add(&op, stats::THROTTLED);
@@ -765,6 +781,14 @@ pub(crate) async fn handle(sh: &Arc<Shared>, req: Request) -> Reply {
     if plan.drop {
         sh.counters.add(&op, stats::DROPPED);
         return Reply::Close;
+    }
+    if plan.reset {
+        sh.counters.add(&op, stats::RESET);
+        return Reply::Reset;
+    }
+    if plan.delay_response {
+        sh.counters.add(&op, stats::DELAYED);
+        tokio::time::sleep(Duration::from_millis(cfg.delay_response_ms)).await;
     }
 
     match batch_served {
