@@ -113,7 +113,7 @@ export type Store = NativeStore
 
 /** One doctor check. */
 export interface Check {
-  /** `table`, `key_schema`, `ttl`, `expired_items`, `default_ttl_locks`, `invalid_items`. */
+  /** `table`, `key_schema`, `ttl`, `expired_items`, `default_ttl_locks`, `invalid_items`, `layout`. */
   id: string
   /** `ok`, `warn`, `fail`, `unknown`, `skipped`. */
   status: string
@@ -168,7 +168,7 @@ export interface Holder {
 export interface StoreOptions {
   /** Table name (default `cache`). */
   table?: string
-  /** Laravel's `cache.prefix`, as configured (default empty). */
+  /** Laravel's `cache.prefix`, as configured (default: Laravel's own from `APP_NAME`, see docs/configuration.md). */
   prefix?: string
   /** `laravel8` (8–10), `laravel11` or `laravel12` (12+, default). */
   layout?: string

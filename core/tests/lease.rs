@@ -494,6 +494,13 @@ async fn a_contender_two_seconds_ahead_cannot_cut_a_lease_short(server: Server) 
             .clock(ahead)
             .clock_skew_margin(Duration::ZERO),
     );
+    // The window where a fast clock could cut in is [floor(write) + 2, lease end): as wide as the
+    // write's fraction of a second. Writing at .5 of a second makes it half a second wide.
+    let frac = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_millis();
+    tokio::time::sleep(Duration::from_millis(u64::from((1500 - frac) % 1000))).await;
     let h2 = holder_store.lock("sk2", 3).unwrap();
     assert!(h2.acquire().await.unwrap().is_acquired());
     let early = no_margin.lock("sk2", 3).unwrap();

@@ -397,6 +397,7 @@ fn fix(id: CheckId, status: CheckStatus, ttl: Option<&TtlState>, exp: &str) -> O
         CheckId::ExpiredItems => "enable TTL (`ddblock create-table`), or run `ddblock sweep` (deletes only expired items)".into(),
         CheckId::DefaultTtlLocks => "see them with `ddblock list --locks`; if a holder is gone, `ddblock force-release NAME` (or `ddblock release NAME --owner OWNER`); release with ddblock so locks cannot stick".into(),
         CheckId::InvalidItems => "find what else writes to this table (`ddblock list --all`); ddblock leaves these items alone".into(),
+        CheckId::Layout => "set --layout / DDBLOCK_LAYOUT to the PHP side's Laravel version (laravel8 for 8-10, laravel11, laravel12 for 12+) and --prefix / CACHE_PREFIX to the app's `config('cache.prefix')`; `ddblock list --all` shows every key".into(),
     })
 }
 

@@ -698,7 +698,8 @@ fn doctor_checks_and_fixes(server: Server) {
             "ttl",
             "expired_items",
             "default_ttl_locks",
-            "invalid_items"
+            "invalid_items",
+            "layout"
         ]
     );
     for c in checks {
@@ -718,6 +719,7 @@ fn doctor_checks_and_fixes(server: Server) {
         .unwrap()
         .contains("force-release"));
     assert_eq!(check("invalid_items")["status"], "ok");
+    assert_eq!(check("layout")["status"], "ok", "{}", check("layout"));
     assert_eq!(v["counts"]["default_ttl_locks"], 1);
     assert_eq!(v["counts"]["expired_but_present"], 1);
     assert_eq!(v["counts"]["locks"], 2);

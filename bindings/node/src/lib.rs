@@ -30,7 +30,7 @@ const CREATE_TABLE_HINT: &str = "`await store.createTable()` (or `ddblock create
 pub struct StoreOptions {
     /// Table name (default `cache`).
     pub table: Option<String>,
-    /// Laravel's `cache.prefix`, as configured (default empty).
+    /// Laravel's `cache.prefix`, as configured (default: Laravel's own from `APP_NAME`, see docs/configuration.md).
     pub prefix: Option<String>,
     /// `laravel8` (8–10), `laravel11` or `laravel12` (12+, default).
     pub layout: Option<String>,
@@ -344,7 +344,7 @@ pub struct TableReport {
 /// One doctor check.
 #[napi(object)]
 pub struct Check {
-    /// `table`, `key_schema`, `ttl`, `expired_items`, `default_ttl_locks`, `invalid_items`.
+    /// `table`, `key_schema`, `ttl`, `expired_items`, `default_ttl_locks`, `invalid_items`, `layout`.
     pub id: String,
     /// `ok`, `warn`, `fail`, `unknown`, `skipped`.
     pub status: String,

@@ -31,6 +31,9 @@ os.environ.setdefault("AWS_ACCESS_KEY_ID", "test")
 os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "test")
 os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
 os.environ["AWS_EC2_METADATA_DISABLED"] = "true"
+# The tests name their prefixes; without CACHE_PREFIX a store would take Laravel's default
+# (from APP_NAME), which test_first_contact checks on its own.
+os.environ.setdefault("CACHE_PREFIX", "")
 
 _tables = itertools.count()
 

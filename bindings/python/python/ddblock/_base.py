@@ -52,7 +52,8 @@ class StoreBase:
     ) -> None:
         """A store. What is not given comes from Laravel's variables (``DYNAMODB_CACHE_TABLE``,
         ``DYNAMODB_ENDPOINT``, ``AWS_DEFAULT_REGION``, ``CACHE_PREFIX``, ``DDBLOCK_LAYOUT``),
-        then Laravel's defaults (table ``cache``, empty prefix, layout ``laravel12``)."""
+        then Laravel's defaults (table ``cache``, the prefix Laravel derives from ``APP_NAME``,
+        layout ``laravel12``)."""
         self._native = _NativeStore(
             table=table,
             prefix=prefix,
