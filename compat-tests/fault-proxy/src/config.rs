@@ -69,6 +69,9 @@ pub struct FaultConfig {
     pub latency_ops: Vec<String>,
     /// Key attribute used for PutItem items when the table's key schema cannot be learned.
     pub key_attribute: String,
+    /// Record every forwarded write and its answer (`GET /__proxy/journal`), forwarding writes to
+    /// one item one at a time so the journal has them in commit order.
+    pub journal: bool,
 }
 
 impl Default for FaultConfig {
@@ -94,6 +97,7 @@ impl Default for FaultConfig {
             latency_jitter_ms: 0,
             latency_ops: Vec::new(),
             key_attribute: "key".to_string(),
+            journal: false,
         }
     }
 }
@@ -158,6 +162,7 @@ options:
   --latency-ms N               fixed added latency in ms (default 0)
   --latency-jitter-ms N        extra uniform latency in [0, N] ms (default 0)
   --key-attribute NAME         PutItem key attribute if the key schema is unknown (default key)
+  --journal                    record every forwarded write and its answer (GET /__proxy/journal)
   --config-json JSON           a whole ProxyConfig as JSON (flags after it override it)
   -h, --help                   this text
 ";
@@ -205,6 +210,10 @@ where
         if !flag.starts_with("--") {
             return Err(Error::Config(format!("unexpected argument {arg:?}")));
         }
+        if flag == "--journal" && inline.is_none() {
+            faults.journal = true;
+            continue;
+        }
         let value = match inline {
             Some(v) => v,
             None => args
@@ -228,6 +237,7 @@ where
             "--latency-ms" => faults.latency_ms = parse_num(f, &value)?,
             "--latency-jitter-ms" => faults.latency_jitter_ms = parse_num(f, &value)?,
             "--key-attribute" => faults.key_attribute = value,
+            "--journal" => faults.journal = parse_num(f, &value)?,
             "--config-json" => {
                 let c: ProxyConfig = serde_json::from_str(&value)
                     .map_err(|e| Error::Config(format!("--config-json: {e}")))?;
