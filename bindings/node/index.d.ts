@@ -32,7 +32,7 @@ export declare class NativeLock {
   /** Starts refreshing the held lock in the background (the core's heartbeat). */
   heartbeat(): Promise<NativeHeartbeat>
   /**
-   * Takes the lock: one conditional PutItem without `waitMs`; with it, retries for up to
+   * Takes the lock: one conditional UpdateItem without `waitMs`; with it, retries for up to
    * `waitMs`. True when the lock is ours, false when someone else still holds it.
    */
   acquire(waitMs?: number | undefined | null): Promise<boolean>

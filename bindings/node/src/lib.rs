@@ -424,7 +424,7 @@ impl Lock {
         })
     }
 
-    /// Takes the lock: one conditional PutItem without `waitMs`; with it, retries for up to
+    /// Takes the lock: one conditional UpdateItem without `waitMs`; with it, retries for up to
     /// `waitMs`. True when the lock is ours, false when someone else still holds it.
     #[napi]
     pub async fn acquire(&self, wait_ms: Option<f64>) -> Result<bool> {

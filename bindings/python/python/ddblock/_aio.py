@@ -143,7 +143,7 @@ class AsyncLock(LockBase):
     async def acquire(self, blocking: bool = True, timeout: float | None = None) -> bool:
         """Takes the lock; True when it is ours.
 
-        ``blocking=False``: one attempt (one conditional PutItem). ``blocking=True``: retries
+        ``blocking=False``: one attempt (one conditional UpdateItem). ``blocking=True``: retries
         with backoff for up to ``timeout`` seconds (None: no limit), then returns False.
         """
         return await self._native.acquire(wait_seconds(blocking, timeout))

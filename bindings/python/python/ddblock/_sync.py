@@ -142,7 +142,7 @@ class Lock(LockBase):
     def acquire(self, blocking: bool = True, timeout: float | None = None) -> bool:
         """Takes the lock; True when it is ours.
 
-        ``blocking=False``: one attempt (one conditional PutItem). ``blocking=True``: retries
+        ``blocking=False``: one attempt (one conditional UpdateItem). ``blocking=True``: retries
         with backoff for up to ``timeout`` seconds (None: no limit), then returns False.
         """
         return self._native.acquire(wait_seconds(blocking, timeout)).wait()
