@@ -965,6 +965,9 @@ fn bad_input_gets_the_same_kinds() {
                         args.extend([format!("--{flag}"), v.to_owned()]);
                     }
                 }
+                if let Some(m) = c.get("clock_skew_margin") {
+                    args.extend(["--clock-skew-margin".into(), m.to_string()]);
+                }
                 args.extend(["status".into(), "x".into()]);
             }
             op => {

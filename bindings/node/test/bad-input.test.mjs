@@ -15,7 +15,8 @@ const nameOf = (c) => (c.name_repeat ? c.name_repeat[0].repeat(c.name_repeat[1])
 
 async function run (c, table) {
   if (c.op === 'config') {
-    return new Store({ table: c.table ?? table, layout: c.layout, endpoint: c.endpoint ?? endpoint })
+    const clockSkewMarginMs = c.clock_skew_margin === undefined ? undefined : c.clock_skew_margin * 1000
+    return new Store({ table: c.table ?? table, layout: c.layout, endpoint: c.endpoint ?? endpoint, clockSkewMarginMs })
   }
   const store = new Store({ table: c.table === 'missing' ? 'ddblock_no_such_table' : table, endpoint })
   if (c.op === 'lock') return store.lock(nameOf(c), { ttl: c.ttl })
