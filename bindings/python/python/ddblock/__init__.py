@@ -13,9 +13,9 @@ Reads and writes exactly the items of Laravel's ``DynamoDbStore`` and
 import atexit as _atexit
 
 from . import _native
-from ._aio import AsyncLock, AsyncStore
+from ._aio import AsyncHeartbeat, AsyncLock, AsyncStore
 from ._native import __version__, serialize, unserialize
-from ._sync import Lock, Store
+from ._sync import Heartbeat, Lock, Store
 from ._values import Backoff, Holder, PhpObject
 from .exceptions import (
     CodecError,
@@ -35,6 +35,7 @@ from .exceptions import (
 )
 
 __all__ = [
+    "AsyncHeartbeat",
     "AsyncLock",
     "AsyncStore",
     "Backoff",
@@ -42,6 +43,7 @@ __all__ = [
     "ConfigError",
     "CredentialsError",
     "DdblockError",
+    "Heartbeat",
     "Holder",
     "InvalidKey",
     "InvalidTtl",

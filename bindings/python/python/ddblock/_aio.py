@@ -12,6 +12,7 @@ from types import TracebackType
 from typing import Any
 
 from ._base import (
+    HeartbeatBase,
     LockBase,
     StoreBase,
     end_of_lease,
@@ -22,7 +23,7 @@ from ._base import (
 from ._values import Holder
 from .exceptions import DdblockError
 
-__all__ = ["AsyncLock", "AsyncStore"]
+__all__ = ["AsyncHeartbeat", "AsyncLock", "AsyncStore"]
 
 
 class AsyncStore(StoreBase):
@@ -172,6 +173,15 @@ class AsyncLock(LockBase):
         """Who holds the lock now and until when; None when it is free (consistent read)."""
         return await self._native.holder()
 
+    def heartbeat(self) -> AsyncHeartbeat:
+        """Starts refreshing the lock this handle holds, in the background, every
+        ``heartbeat_interval`` (default: a third of the ttl); see :class:`AsyncHeartbeat`.
+
+        For a lock acquired with ``acquire()`` (``with`` runs its own). A handle that holds no
+        lease reports it lost at once.
+        """
+        return AsyncHeartbeat(self._native.heartbeat(), self.name)
+
     async def __aenter__(self) -> AsyncLock:
         await self._native.block(self._timeout)
         self._heartbeat = self._native.heartbeat()
@@ -195,3 +205,31 @@ class AsyncLock(LockBase):
             release_failed(self.name, exc, err)
             return
         end_of_lease(self.name, lost, released, exc)
+
+
+class AsyncHeartbeat(HeartbeatBase):
+    """The heartbeat of a held lock (``lock.heartbeat()``): refreshes it until stopped, and says
+    when the lease is lost (``lost``, ``reason``), the same heartbeat ``with`` runs.
+
+    ``async with lock.heartbeat() as hb: ...`` stops it at the end of the block and raises
+    :class:`~ddblock.LeaseLost` there if the lease was lost (a note on the body's exception, if
+    it raised one). The lock is not released: that is still ``release()``'s job.
+    """
+
+    __slots__ = ()
+
+    async def stop(self) -> str | None:
+        """Stops refreshing; the reason the lease was lost, or None. Stopping again is fine."""
+        return await self._native.stop()
+
+    async def __aenter__(self) -> AsyncHeartbeat:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        lost = await self._native.stop()
+        end_of_lease(self._name, lost, True, exc)

@@ -11,6 +11,7 @@ from types import TracebackType
 from typing import Any
 
 from ._base import (
+    HeartbeatBase,
     LockBase,
     StoreBase,
     end_of_lease,
@@ -21,7 +22,7 @@ from ._base import (
 from ._values import Holder
 from .exceptions import DdblockError
 
-__all__ = ["Lock", "Store"]
+__all__ = ["Heartbeat", "Lock", "Store"]
 
 
 class Store(StoreBase):
@@ -171,6 +172,15 @@ class Lock(LockBase):
         """Who holds the lock now and until when; None when it is free (consistent read)."""
         return self._native.holder().wait()
 
+    def heartbeat(self) -> Heartbeat:
+        """Starts refreshing the lock this handle holds, in the background, every
+        ``heartbeat_interval`` (default: a third of the ttl); see :class:`Heartbeat`.
+
+        For a lock acquired with ``acquire()`` (``with`` runs its own). A handle that holds no
+        lease reports it lost at once.
+        """
+        return Heartbeat(self._native.heartbeat(), self.name)
+
     def __enter__(self) -> Lock:
         self._native.block(self._timeout).wait()
         self._heartbeat = self._native.heartbeat()
@@ -194,3 +204,31 @@ class Lock(LockBase):
             release_failed(self.name, exc, err)
             return
         end_of_lease(self.name, lost, released, exc)
+
+
+class Heartbeat(HeartbeatBase):
+    """The heartbeat of a held lock (``lock.heartbeat()``): refreshes it until stopped, and says
+    when the lease is lost (``lost``, ``reason``), the same heartbeat ``with`` runs.
+
+    ``with lock.heartbeat() as hb: ...`` stops it at the end of the block and raises
+    :class:`~ddblock.LeaseLost` there if the lease was lost (a note on the body's exception, if
+    it raised one). The lock is not released: that is still ``release()``'s job.
+    """
+
+    __slots__ = ()
+
+    def stop(self) -> str | None:
+        """Stops refreshing; the reason the lease was lost, or None. Stopping again is fine."""
+        return self._native.stop().wait()
+
+    def __enter__(self) -> Heartbeat:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        lost = self._native.stop().wait()
+        end_of_lease(self._name, lost, True, exc)
