@@ -130,6 +130,41 @@ async fn a_lost_answer_is_recovered_as_this_attempts_write(server: Server) {
     assert!(!twin.acquire().await.unwrap().is_acquired());
 }
 
+/// A write that landed unanswered and whose resends are then refused (throttled) is still this
+/// attempt's: it is recovered or cleaned up, never left behind under a plain error. (The SDK's own
+/// retries hid the reset from the core: the final throttling error read as "nothing written".)
+async fn an_unanswered_write_followed_by_throttling_is_not_left_behind(server: Server) {
+    let f = Faulty::new(server).await;
+    let store = Store::new(f.config().max_attempts(3).build().unwrap());
+    let mut sequence = std::collections::BTreeMap::new();
+    sequence.insert(
+        "UpdateItem".to_owned(),
+        vec![
+            "reset".to_owned(),
+            "throttle".to_owned(),
+            "throttle".to_owned(),
+        ],
+    );
+    f.faults(FaultConfig {
+        sequence,
+        ..FaultConfig::default()
+    });
+    let lock = store.lock("orders", 30).unwrap();
+    let key = lock.key().to_owned();
+    match lock.acquire().await {
+        Ok(AcquireOutcome::Acquired { recovered, .. }) => {
+            assert!(recovered, "the first write landed: its resend recovers it");
+            assert!(lock.release().await.unwrap().is_released());
+        }
+        Ok(AcquireOutcome::Held(h)) => panic!("held by {h:?}: our own write"),
+        Err(e) => {
+            assert_eq!(e.kind(), ErrorKind::OutcomeUnknown, "{e}");
+            assert!(f.until_gone(&key).await, "the clean-up deleted it");
+        }
+    }
+    assert!(f.raw(&key).await.is_none(), "no lock left behind");
+}
+
 // ---- ambiguous outcomes ----------------------------------------------------------------------
 
 /// Every answer of the acquire's write is lost (dropped, reset, or later than the attempt
@@ -605,6 +640,7 @@ async fn scans_run_a_bounded_number_of_segments_at_once(server: Server) {
 
 on_servers!(
     a_lost_answer_is_recovered_as_this_attempts_write,
+    an_unanswered_write_followed_by_throttling_is_not_left_behind,
     an_acquire_whose_outcome_stays_unknown_cleans_up,
     block_ends_within_one_attempt_timeout_of_its_deadline,
     a_cancelled_acquire_leaves_no_lock,

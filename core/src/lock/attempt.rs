@@ -18,6 +18,8 @@ use crate::time;
 const WRITES_PER_ATTEMPT: u32 = 3;
 /// First pause before resending a write whose outcome is unknown.
 const RESEND_PAUSE: Duration = Duration::from_millis(50);
+/// First pause before retrying a write that was refused before it could land (throttling).
+const REFUSED_PAUSE: Duration = Duration::from_millis(50);
 
 impl Lock {
     /// Tries once to take the lock: one conditional write (Laravel's `add()` condition: the key is
@@ -38,6 +40,11 @@ impl Lock {
         let mut unknown: Option<Error> = None;
         let mut writes = 0u32;
         let mut pause = RESEND_PAUSE;
+        // The acquire write is sent without the SDK's retries (one try per call), so every
+        // try's outcome is seen here: tries refused before they could land are retried like
+        // the SDK would, and a try that may have landed is never hidden behind a later refusal.
+        let mut refused = 0u32;
+        let mut refused_pause = REFUSED_PAUSE;
         let failure = loop {
             writes += 1;
             let now = self.backend.now();
@@ -115,6 +122,18 @@ impl Lock {
                     pause = (pause * 2).min(Duration::from_secs(1));
                     continue;
                 }
+                Err(e) if refused_before_landing(&e) && refused + 1 < s.tries => {
+                    refused += 1;
+                    let wait = jittered(refused_pause);
+                    if deadline.is_some_and(|d| Instant::now() + wait >= d) {
+                        break Some(e);
+                    }
+                    tracing::debug!(lock = %s.name, error = %e, "acquire refused; trying again");
+                    tokio::time::sleep(wait).await;
+                    refused_pause = (refused_pause * 2).min(Duration::from_secs(1));
+                    writes -= 1; // not a write that reached the item
+                    continue;
+                }
                 Err(e) if unknown.is_some() => break Some(e),
                 Err(e) => {
                     guard.disarm();
@@ -152,6 +171,19 @@ impl Lock {
         tracing::debug!(lock = %s.name, holder = %holder, "held (the lock kept changing hands)");
         Ok(AcquireOutcome::Held(holder))
     }
+}
+
+/// Whether a try was refused before it could change anything: throttled, or never connected.
+fn refused_before_landing(e: &Error) -> bool {
+    matches!(
+        e,
+        Error::Throttled { .. } | Error::Transport { sent: false, .. }
+    )
+}
+
+/// `d` less up to half of it at random (the SDK's jittered backoff).
+fn jittered(d: Duration) -> Duration {
+    d.mul_f64(1.0 - rand::random::<f64>() * 0.5)
 }
 
 /// The clock in microseconds: where a fencing token starts when the lock item has none.

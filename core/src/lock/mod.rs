@@ -81,6 +81,9 @@ struct LockSpec {
     ttl_secs: i64,
     margin: Duration,
     heartbeat_interval: Option<Duration>,
+    /// Tries per acquire write when a try is refused before it could land (throttled, not
+    /// connected): the SDK's `max_attempts` (default 3), applied by the lock layer itself.
+    tries: u32,
 }
 
 impl LockSpec {
@@ -101,6 +104,7 @@ impl LockSpec {
             stored_owner,
             ttl_secs,
             margin: cfg.clock_skew_margin(),
+            tries: cfg.max_attempts().unwrap_or(3).max(1),
             heartbeat_interval: cfg.heartbeat_interval(),
         })
     }
