@@ -361,7 +361,8 @@ class DynamoDbStore extends LaravelDynamoDbStore
             }
 
             return [OutcomeUnknownException::CLEANUP_FAILED, sprintf(
-                'the clean-up delete failed too (%s): if the write landed, the lock stays until it expires, at %s UTC',
+                'the clean-up delete failed too (%s): if the write landed, the lock stays until it expires, '
+                . 'by %s UTC at the latest',
                 self::describe($e),
                 gmdate('Y-m-d H:i:s', $expiresAt)
             )];

@@ -16,7 +16,7 @@ use Aws\DynamoDb\Exception\DynamoDbException;
  * - `deleted` (CLEANUP_DELETED): the write had landed and is deleted again: the lock is free;
  * - `not_found` (CLEANUP_NOT_FOUND): nothing of this call's is there: the write did not land;
  * - `failed` (CLEANUP_FAILED): the clean-up failed too: if the write landed, the lock is held
- *   until it expires (`expiresAt()`), and nobody can release it but its owner.
+ *   until it expires (by `expiresAt()` at the latest), and nobody can release it but its owner.
  *
  * Either way the lock is not this handle's: `get()`/`block()` throw this instead of answering true
  * or false. It is a {@see LockException} (so a `DynamoDbException`); the AWS error of the last
@@ -92,7 +92,8 @@ class OutcomeUnknownException extends LockException
     }
 
     /**
-     * The Unix time the last write would have expired at.
+     * The Unix time the lock is free by at the latest, if a write landed and the clean-up failed:
+     * the expiry of the last write sent (the earlier send carried the same or a second less).
      */
     public function expiresAt(): int
     {
