@@ -7,7 +7,7 @@ mod common;
 
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use common::{client_for, laravel_item, n, new_table, on_servers, s, Env, Server};
 use ddblock::aws_sdk_dynamodb::types::AttributeValue;
@@ -529,13 +529,16 @@ async fn a_contender_two_seconds_ahead_cannot_cut_a_lease_short(server: Server) 
             .clock(ahead)
             .clock_skew_margin(Duration::ZERO),
     );
-    // The window where a fast clock could cut in is [floor(write) + 2, lease end): as wide as the
-    // write's fraction of a second. Writing at .5 of a second makes it half a second wide.
-    let frac = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
+    // Expiries are whole seconds: the contender can cut in from the second after next, and the
+    // holder's lease ends 2 s after its write, so the window is as long as the fraction of the
+    // second the write was sent in. Write late in a second, so the window is most of one.
+    let into_second = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
         .unwrap()
         .subsec_millis();
-    tokio::time::sleep(Duration::from_millis(u64::from((1500 - frac) % 1000))).await;
+    if into_second < 600 {
+        tokio::time::sleep(Duration::from_millis(u64::from(600 - into_second))).await;
+    }
     let h2 = holder_store.lock("sk2", 3).unwrap();
     assert!(h2.acquire().await.unwrap().is_acquired());
     let early = no_margin.lock("sk2", 3).unwrap();

@@ -33,7 +33,10 @@ impl Lock {
     /// One attempt whose requests end by `deadline` (plus one attempt timeout).
     pub(crate) async fn acquire_by(&self, deadline: Option<Instant>) -> Result<AcquireOutcome> {
         let s = &*self.spec;
-        let attempt = random_owner();
+        let (attempt, fixed_base) = match &self.fixed_attempt {
+            Some(f) => (f.id.clone(), Some(f.fence_base)),
+            None => (random_owner(), None),
+        };
         let margin = i64::try_from(s.margin.as_secs()).unwrap_or(i64::MAX);
         let mut guard = AttemptGuard::new(self.backend.clone(), &s.key, &s.stored_owner, &attempt);
         let mut last_holder: Option<Holder> = None;
@@ -59,7 +62,7 @@ impl Lock {
                     attempt: &attempt,
                     expires_at,
                     cutoff: now.saturating_sub(margin),
-                    fence_base: fence_base(),
+                    fence_base: fixed_base.unwrap_or_else(fence_base),
                     deadline,
                 })
                 .await;
