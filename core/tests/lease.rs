@@ -215,6 +215,32 @@ async fn an_acquire_whose_outcome_stays_unknown_cleans_up(server: Server) {
     }
 }
 
+/// When the clean-up is lost too, the error says until when the lock can stay: the expiry of the
+/// write that landed, not the time of the failure.
+async fn a_failed_clean_up_names_the_expiry_of_the_write(server: Server) {
+    let f = Faulty::new(server).await;
+    f.faults(FaultConfig {
+        drop_response_rate: 1.0,
+        drop_ops: on("UpdateItem"),
+        drop_request_rate: 1.0,
+        drop_request_ops: on("DeleteItem"),
+        ..FaultConfig::default()
+    });
+    let lock = f.store().lock("orders", 3600).unwrap();
+    let err = lock.acquire().await.unwrap_err();
+    assert!(err.to_string().contains("failed too"), "{err}");
+    assert_eq!(err.kind(), ErrorKind::OutcomeUnknown, "{err}");
+    let msg = err.to_string();
+    let item = f.raw("orders").await.expect("the write landed and stays");
+    let expires_at: i64 = item["expires_at"].as_n().unwrap().parse().unwrap();
+    assert!(
+        msg.contains(&ddblock::time::utc(expires_at))
+            || msg.contains(&ddblock::time::utc(expires_at + 1)),
+        "names the expiry {}: {msg}",
+        ddblock::time::utc(expires_at)
+    );
+}
+
 /// `block(timeout)` ends within one attempt timeout of its deadline, even when every request
 /// hangs far longer.
 async fn block_ends_within_one_attempt_timeout_of_its_deadline(server: Server) {
@@ -644,6 +670,7 @@ async fn scans_run_a_bounded_number_of_segments_at_once(server: Server) {
 on_servers!(
     a_lost_answer_is_recovered_as_this_attempts_write,
     an_unanswered_write_followed_by_throttling_is_not_left_behind,
+    a_failed_clean_up_names_the_expiry_of_the_write,
     an_acquire_whose_outcome_stays_unknown_cleans_up,
     block_ends_within_one_attempt_timeout_of_its_deadline,
     a_cancelled_acquire_leaves_no_lock,

@@ -53,7 +53,7 @@ impl Lock {
             let now = self.backend.now();
             let expires_at = item::expiry(now, s.ttl_secs)?;
             let sent = Instant::now();
-            guard.arm();
+            guard.arm(expires_at);
             let answer = self
                 .backend
                 .try_acquire(Take {
@@ -205,6 +205,8 @@ struct AttemptGuard {
     owner: StoredValue,
     attempt: String,
     armed: bool,
+    /// The latest expiry this attempt has written: how long a write that landed can hold.
+    latest_expiry: i64,
 }
 
 impl AttemptGuard {
@@ -215,12 +217,14 @@ impl AttemptGuard {
             owner: owner.clone(),
             attempt: attempt.to_owned(),
             armed: false,
+            latest_expiry: i64::MIN,
         }
     }
 
     /// A write is about to be sent: from now on, this attempt may own the item.
-    fn arm(&mut self) {
+    fn arm(&mut self, expires_at: i64) {
         self.armed = true;
+        self.latest_expiry = self.latest_expiry.max(expires_at);
     }
 
     /// The outcome is known: nothing to clean.
@@ -243,8 +247,8 @@ impl AttemptGuard {
             }
             Err(e) => format!(
                 "the clean-up delete failed too ({e}): if the write landed, the lock stays until \
-                 it expires (at most the lock's ttl from now, until {})",
-                time::utc(self.backend.now())
+                 it expires (at the latest {})",
+                time::utc(self.latest_expiry)
             ),
         }
     }
