@@ -43,6 +43,7 @@ export type ErrorCode =
   | 'CREDENTIALS'
   | 'CONFIG'
   | 'UNSUPPORTED'
+  | 'CONFLICT'
 
 export declare const CODES: readonly ErrorCode[]
 

@@ -19,6 +19,8 @@ const LAYERS: &[(&str, u8)] = &[
     ("cache", 7),
     ("lock", 7),
     ("admin", 7),
+    ("once", 7),
+    ("cas", 7),
 ];
 
 /// Lines of non-test code a module may have.

@@ -21,7 +21,10 @@ pub const EXIT_OK: i32 = 0;
 pub const EXIT_FAILURE: i32 = 1;
 /// Exit status: bad command line (as clap's own usage errors).
 pub const EXIT_USAGE: i32 = 2;
-/// Exit status: the lock is held by someone else (EX_TEMPFAIL).
+/// Exit status: a compare-and-set found the entry changed (`put --if-version`), or a once-claim
+/// was lost before it was marked done.
+pub const EXIT_CONFLICT: i32 = 3;
+/// Exit status: the lock is held by someone else (EX_TEMPFAIL); a once event in progress elsewhere.
 pub const EXIT_HELD: i32 = 75;
 
 const AFTER_HELP: &str = "\

@@ -14,7 +14,7 @@ const code = (c) => (e) => {
 
 test('the codes are the core kinds, upper-cased', () => {
   assert.deepEqual([...CODES].sort(), [
-    'CODEC', 'CONFIG', 'CREDENTIALS', 'INVALID_KEY', 'INVALID_TTL', 'LOCK_TIMEOUT', 'SERVICE',
+    'CODEC', 'CONFIG', 'CONFLICT', 'CREDENTIALS', 'INVALID_KEY', 'INVALID_TTL', 'LOCK_TIMEOUT', 'SERVICE',
     'TABLE_NOT_FOUND', 'THROTTLED', 'TRANSPORT', 'UNSUPPORTED',
   ])
 })

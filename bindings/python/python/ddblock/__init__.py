@@ -20,6 +20,7 @@ from ._values import Backoff, Holder, PhpObject
 from .exceptions import (
     CodecError,
     ConfigError,
+    ConflictError,
     CredentialsError,
     DdblockError,
     InvalidKey,
@@ -39,6 +40,7 @@ __all__ = [
     "Backoff",
     "CodecError",
     "ConfigError",
+    "ConflictError",
     "CredentialsError",
     "DdblockError",
     "Holder",
