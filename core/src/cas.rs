@@ -39,6 +39,19 @@ pub struct Versioned {
     seen: Precondition,
 }
 
+impl Versioned {
+    /// `value` as just written at `version` (what [`Store::update`] returns): a later
+    /// [`Store::put_if_unchanged`] with it expects exactly this write.
+    pub fn written(value: PhpValue, version: u64) -> Result<Versioned> {
+        let stored = codec::encode_stored(&value)?;
+        Ok(Versioned {
+            value: Some(value),
+            version,
+            seen: Precondition::Seen(Some((version, Some(stored)))),
+        })
+    }
+}
+
 /// The answer to a conditional write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CasOutcome {
@@ -211,14 +224,7 @@ impl Store {
                 .put_if_unchanged(key, &current, &value, ttl_secs)
                 .await?
             {
-                CasOutcome::Written { version } => {
-                    let stored = codec::encode_stored(&value)?;
-                    return Ok(Versioned {
-                        value: Some(value),
-                        version,
-                        seen: Precondition::Seen(Some((version, Some(stored)))),
-                    });
-                }
+                CasOutcome::Written { version } => return Versioned::written(value, version),
                 CasOutcome::Conflict => retry.after_conflict().await?,
             }
         }

@@ -225,6 +225,18 @@ impl Once {
         })
     }
 
+    /// The error of marking done a delivery that did not win the claim (`status`: what its
+    /// claim found), for fronts whose claim objects also stand for a skipped delivery.
+    pub fn not_claimed(&self, status: &OnceStatus) -> Error {
+        Error::Conflict {
+            key: self.spec.event_id.clone(),
+            message: format!(
+                "this delivery did not claim the event (it was {}), so it cannot mark it done",
+                status.state
+            ),
+        }
+    }
+
     /// Where the event stands (one strongly consistent GetItem).
     pub async fn status(&self) -> Result<OnceStatus> {
         let now = self.store.now();

@@ -13,10 +13,10 @@ Reads and writes exactly the items of Laravel's ``DynamoDbStore`` and
 import atexit as _atexit
 
 from . import _native
-from ._aio import AsyncLock, AsyncStore
-from ._native import __version__, serialize, unserialize
-from ._sync import Lock, Store
-from ._values import Backoff, Holder, PhpObject
+from ._aio import AsyncClaim, AsyncLock, AsyncOnce, AsyncStore
+from ._native import Versioned, __version__, serialize, unserialize
+from ._sync import Claim, Lock, Once, Store
+from ._values import Backoff, Holder, OnceResult, OnceStatus, PhpObject
 from .exceptions import (
     CodecError,
     ConfigError,
@@ -35,9 +35,12 @@ from .exceptions import (
 )
 
 __all__ = [
+    "AsyncClaim",
     "AsyncLock",
+    "AsyncOnce",
     "AsyncStore",
     "Backoff",
+    "Claim",
     "CodecError",
     "ConfigError",
     "ConflictError",
@@ -49,6 +52,9 @@ __all__ = [
     "Lock",
     "LockLostWarning",
     "LockTimeout",
+    "Once",
+    "OnceResult",
+    "OnceStatus",
     "PhpObject",
     "ServiceError",
     "Store",
@@ -56,6 +62,7 @@ __all__ = [
     "Throttled",
     "TransportError",
     "UnsupportedError",
+    "Versioned",
     "__version__",
     "serialize",
     "unserialize",
