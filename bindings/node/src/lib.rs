@@ -13,9 +13,11 @@ use napi::bindgen_prelude::Result;
 use napi_derive::napi;
 
 mod error;
+mod patterns;
 mod value;
 
 use error::IntoNapi;
+use patterns::{NativeConflictRetry, NativeOnce, NativeVersioned, OnceOptions};
 use value::{Cached, Entries, JsPhp, Many, Seconds};
 
 /// How a Node caller creates the table, for `TABLE_NOT_FOUND`'s message.
@@ -158,6 +160,53 @@ impl Store {
         Ok(Lock {
             inner: self.inner.make_lock(&name, ttl, owner).napi()?,
         })
+    }
+
+    /// The once-only guard of `eventId` (a cache key); sends nothing. Bad ids or ttls throw here.
+    #[napi(catch_unwind)]
+    pub fn once(&self, event_id: String, options: OnceOptions) -> Result<NativeOnce> {
+        patterns::once(&self.inner, &event_id, options)
+    }
+
+    /// `key`'s value and version: one strongly consistent GetItem.
+    #[napi]
+    pub async fn get_versioned(&self, key: String) -> Result<NativeVersioned> {
+        patterns::get_versioned(&self.inner, &key).await
+    }
+
+    /// Stores `value` for `ttl` only if the entry is at `version`; the written value and
+    /// version, or `null` on a conflict.
+    #[napi(ts_args_type = "key: string, value: unknown, ttl: number, version: number")]
+    pub async fn put_if_version(
+        &self,
+        key: String,
+        value: JsPhp,
+        ttl: Seconds,
+        version: f64,
+    ) -> Result<Option<NativeVersioned>> {
+        patterns::put_if_version(&self.inner, &key, value, ttl, version).await
+    }
+
+    /// Stores `value` only if the entry is as `seen` read it (version and value).
+    #[napi(ts_args_type = "key: string, value: unknown, ttl: number, seen: NativeVersioned")]
+    pub async fn put_if_unchanged(
+        &self,
+        key: String,
+        value: JsPhp,
+        ttl: Seconds,
+        seen: &NativeVersioned,
+    ) -> Result<Option<NativeVersioned>> {
+        patterns::put_if_unchanged(&self.inner, &key, value, ttl, seen).await
+    }
+
+    /// The core's bounded retry of an `update` loop on `key` (default 10 attempts).
+    #[napi(catch_unwind)]
+    pub fn conflict_retry(
+        &self,
+        key: String,
+        attempts: Option<u32>,
+    ) -> Result<NativeConflictRetry> {
+        patterns::conflict_retry(&self.inner, &key, attempts)
     }
 
     /// The value of `key`, or `undefined` when missing or expired.
