@@ -4,7 +4,7 @@
 import { test, describe, before } from 'node:test'
 import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'
-import { SERVERS, freshTable, unique } from './helpers.mjs'
+import { SERVERS, freshTable, unique, faultProxy } from './helpers.mjs'
 
 const { Store, Versioned, DdblockError } = createRequire(import.meta.url)('../lib.js')
 const code = (c) => (e) => {
@@ -69,6 +69,39 @@ for (const { name: server, endpoint } of SERVERS) {
       assert.throws(() => store.once('e', { ttl: 0 }), code('INVALID_TTL'))
       assert.throws(() => store.once('e', { ttl: 1.5 }), code('INVALID_TTL'))
       assert.throws(() => store.once('e', { ttl: 30, doneTtl: 0 }), code('INVALID_TTL'))
+    })
+  })
+
+  describe(`lost answers through the fault proxy on ${server}`, () => {
+    // Seed 6: of the selected operation, the first answer is dropped (the write lands), the
+    // SDK's retry is answered.
+    const dropFirst = (op) => ['--seed', '6', '--drop-response-rate', '0.5', '--drop-ops', op]
+
+    test('a claim whose answer was lost is still ours', async () => {
+      const table = await freshTable(endpoint)
+      const proxy = await faultProxy(endpoint, dropFirst('UpdateItem'))
+      try {
+        const store = new Store({ table, endpoint: proxy.url, prefix: 'app_' })
+        const claim = await store.once('evt', { ttl: 30 }).claim()
+        assert.equal(claim.won, true)
+        assert.equal(claim.recovered, true, 'the retry saw 2 and its own token')
+      } finally {
+        proxy.stop()
+      }
+    })
+
+    test('a compare-and-set write whose answer was lost is written, not a conflict', async () => {
+      const table = await freshTable(endpoint)
+      const proxy = await faultProxy(endpoint, dropFirst('PutItem'))
+      try {
+        const store = new Store({ table, endpoint: proxy.url, prefix: 'app_' })
+        const v = await store.putIfVersion('k', 1, 60, 0)
+        assert.ok(v > 0, 'our own write recognised by its token')
+        const direct = new Store({ table, endpoint, prefix: 'app_' })
+        assert.equal((await direct.getVersioned('k')).version, v)
+      } finally {
+        proxy.stop()
+      }
     })
   })
 
