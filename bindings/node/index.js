@@ -837,6 +837,7 @@ module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __n
 module.exports = nativeBinding
 module.exports.NativeClaim = nativeBinding.NativeClaim
 module.exports.NativeConflictRetry = nativeBinding.NativeConflictRetry
+module.exports.NativeHeartbeat = nativeBinding.NativeHeartbeat
 module.exports.NativeLock = nativeBinding.NativeLock
 module.exports.Lock = nativeBinding.Lock
 module.exports.NativeOnce = nativeBinding.NativeOnce

@@ -288,6 +288,7 @@ impl Store {
                     .endpoint()
                     .unwrap_or("the default AWS endpoint")
                     .to_owned(),
+                sent: true,
                 message: format!(
                     "the answer to the write of version {version} of {key:?} was lost, and by \
                      the SDK's retry other writers had moved the entry on too far to tell whether \

@@ -18,6 +18,7 @@ use crate::config::FaultConfig;
 use crate::crc32::crc32;
 use crate::history::{canonical_key, project, History, HistoryKey, Item, ItemState};
 use crate::http1::{is_hop_header, Reply, Request, Response};
+use crate::journal::{Delivery, Journal};
 use crate::stats::{self, Counters};
 
 const TARGET_PREFIX: &str = "DynamoDB_20120810.";
@@ -32,6 +33,7 @@ pub(crate) struct Shared {
     rng: Mutex<StdRng>,
     pub(crate) counters: Counters,
     pub(crate) history: History,
+    pub(crate) journal: Journal,
     schemas: Mutex<HashMap<String, Vec<String>>>,
     clock_start: Instant,
     clock_offset_us: AtomicI64,
@@ -52,6 +54,7 @@ impl Shared {
             config: Mutex::new(Arc::new(faults)),
             counters: Counters::default(),
             history: History::default(),
+            journal: Journal::default(),
             schemas: Mutex::new(HashMap::new()),
             clock_start: Instant::now(),
             clock_offset_us: AtomicI64::new(0),
@@ -112,9 +115,13 @@ impl Shared {
 #[derive(Debug, Default)]
 struct Plan {
     extra_latency_ms: u64,
+    latency: bool,
     throttle: bool,
     error500: bool,
     drop: bool,
+    drop_request: bool,
+    reset: bool,
+    delay_response: bool,
     /// One entry per eventually consistent key read, in request order: the staleness in µs, if stale.
     stale: Vec<Option<i64>>,
 }
@@ -129,6 +136,14 @@ fn draw_plan(sh: &Shared, cfg: &FaultConfig, op: &str, eventual_reads: usize) ->
     if cfg.latency_jitter_ms > 0 {
         plan.extra_latency_ms = rng.random_range(0..=cfg.latency_jitter_ms);
     }
+    plan.latency = op_selected(&cfg.latency_ops, op);
+    if cfg.drop_request_rate > 0.0 && op_selected(&cfg.drop_request_ops, op) {
+        plan.drop_request = rng.random_bool(cfg.drop_request_rate);
+    }
+    if cfg.reset_response_rate > 0.0 && op_selected(&cfg.reset_ops, op) {
+        plan.reset = rng.random_bool(cfg.reset_response_rate);
+    }
+    plan.delay_response = cfg.delay_response_ms > 0 && op_selected(&cfg.delay_response_ops, op);
     if cfg.throttle_rate > 0.0 && op_selected(&cfg.throttle_ops, op) {
         plan.throttle = rng.random_bool(cfg.throttle_rate);
     }
@@ -692,8 +707,12 @@ pub(crate) async fn handle(sh: &Arc<Shared>, req: Request) -> Reply {
     let plan = draw_plan(sh, &cfg, &op, reads);
 
     let delay = cfg.latency_ms + plan.extra_latency_ms;
-    if delay > 0 {
+    if delay > 0 && plan.latency {
         tokio::time::sleep(Duration::from_millis(delay)).await;
+    }
+    if plan.drop_request {
+        sh.counters.add(&op, stats::DROPPED_REQUEST);
+        return Reply::Close;
     }
     if plan.throttle {
         sh.counters.add(&op, stats::THROTTLED);
@@ -753,11 +772,50 @@ pub(crate) async fn handle(sh: &Arc<Shared>, req: Request) -> Reply {
         }
     }
 
+    // With the journal on, writes to one item go upstream one at a time (commit order).
+    let journaled = cfg.journal && !effects.is_empty();
+    let item_lock = match effects.as_slice() {
+        [one] if journaled && matches!(op.as_str(), "PutItem" | "UpdateItem" | "DeleteItem") => {
+            Some(sh.journal.item_lock(&one.hkey))
+        }
+        _ => None,
+    };
+    let _serialized = match &item_lock {
+        Some(l) => Some(l.lock().await),
+        None => None,
+    };
+    let delivery = if plan.drop {
+        Delivery::Dropped
+    } else if plan.reset {
+        Delivery::Reset
+    } else if plan.delay_response {
+        Delivery::Delayed
+    } else {
+        Delivery::Answered
+    };
+    let request_json = || body.clone().map(Value::Object).unwrap_or(Value::Null);
     let resp =
         match send_upstream(sh, &req.method, &req.path, &req.headers, None, forward_body).await {
             Ok(r) => r,
-            Err(e) => return upstream_unreachable(sh, &op, &e),
+            Err(e) => {
+                if journaled {
+                    sh.journal.record(
+                        &op,
+                        request_json(),
+                        0,
+                        json!({"error": e}),
+                        Delivery::Unreachable,
+                    );
+                }
+                return upstream_unreachable(sh, &op, &e);
+            }
         };
+    if journaled {
+        let answer = resp.json().map(Value::Object).unwrap_or(Value::Null);
+        sh.journal
+            .record(&op, request_json(), resp.status, answer, delivery);
+    }
+    drop(_serialized);
     if resp.ok() && !effects.is_empty() {
         record_effects(sh, &req, &cfg, &op, effects, &resp).await;
     }
@@ -765,6 +823,14 @@ pub(crate) async fn handle(sh: &Arc<Shared>, req: Request) -> Reply {
     if plan.drop {
         sh.counters.add(&op, stats::DROPPED);
         return Reply::Close;
+    }
+    if plan.reset {
+        sh.counters.add(&op, stats::RESET);
+        return Reply::Reset;
+    }
+    if plan.delay_response {
+        sh.counters.add(&op, stats::DELAYED);
+        tokio::time::sleep(Duration::from_millis(cfg.delay_response_ms)).await;
     }
 
     match batch_served {
@@ -832,12 +898,16 @@ fn control(sh: &Shared, req: &Request) -> Response {
                     .split('&')
                     .any(|kv| kv == "history=1" || kv == "history=true");
             sh.counters.reset();
+            if body_json.get("journal").and_then(Value::as_bool) == Some(true) {
+                sh.journal.clear();
+            }
             if history {
                 sh.history.clear();
                 sh.clear_schemas();
             }
             ok(json!({"reset": true, "history_cleared": history}))
         }
+        ("GET", "/__proxy/journal") => ok(Value::Array(sh.journal.snapshot())),
         ("GET", "/__proxy/config") => ok(serde_json::to_value(&*sh.config()).unwrap_or_default()),
         ("POST", "/__proxy/config") => match serde_json::from_slice::<FaultConfig>(&req.body) {
             Ok(cfg) => match cfg.validate() {
@@ -860,7 +930,7 @@ fn control(sh: &Shared, req: &Request) -> Response {
             404,
             format!(
                 "unknown control endpoint {} {}; try GET /__proxy/stats, POST /__proxy/reset, \
-                 GET|POST /__proxy/config, POST /__proxy/clock",
+                 GET|POST /__proxy/config, POST /__proxy/clock, GET /__proxy/journal",
                 req.method, path
             ),
         ),

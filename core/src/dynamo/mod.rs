@@ -26,7 +26,7 @@ use crate::error::Result;
 
 pub(crate) use cas::CasWrite;
 pub(crate) use once::{ClaimAdd, Conditional};
-pub(crate) use request::{DeleteIfValue, PutIfFree};
+pub(crate) use request::{DeleteIfValue, TakeLock};
 pub(crate) use scan::{ScanFilter, StartKey};
 pub use table::{TableInfo, TtlState};
 

@@ -141,6 +141,8 @@ mod tests {
                 key: Some("k".into()),
                 value: Value::Missing,
                 expiry: Expiry::Never,
+                fence: None,
+                attempt: None,
             },
             version,
             writes: writes.iter().map(|(s, t)| (*s, (*t).to_owned())).collect(),
