@@ -25,6 +25,7 @@ pub mod format;
 pub mod holder;
 pub mod lock;
 pub mod once;
+mod s3;
 pub mod store;
 pub mod time;
 
@@ -35,7 +36,7 @@ pub use admin::{
 };
 pub use cache::{Consistency, ManyEntry};
 pub use cas::{CasOptions, CasOutcome, ConflictRetry, Versioned};
-pub use config::{Backoff, StoreConfig, StoreConfigBuilder};
+pub use config::{Backoff, LockBackendKind, StoreConfig, StoreConfigBuilder};
 pub use error::{CodecError, Error, ErrorKind, Result};
 pub use format::codec;
 pub use format::codec::{PhpKey, PhpObject, PhpValue};
