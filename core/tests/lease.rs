@@ -7,7 +7,7 @@ mod common;
 
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use common::{client_for, laravel_item, n, new_table, on_servers, s, Env, Server};
 use ddblock::aws_sdk_dynamodb::types::AttributeValue;
@@ -130,6 +130,41 @@ async fn a_lost_answer_is_recovered_as_this_attempts_write(server: Server) {
     assert!(!twin.acquire().await.unwrap().is_acquired());
 }
 
+/// A write that landed unanswered and whose resends are then refused (throttled) is still this
+/// attempt's: it is recovered or cleaned up, never left behind under a plain error. (The SDK's own
+/// retries hid the reset from the core: the final throttling error read as "nothing written".)
+async fn an_unanswered_write_followed_by_throttling_is_not_left_behind(server: Server) {
+    let f = Faulty::new(server).await;
+    let store = Store::new(f.config().max_attempts(3).build().unwrap());
+    let mut sequence = std::collections::BTreeMap::new();
+    sequence.insert(
+        "UpdateItem".to_owned(),
+        vec![
+            "reset".to_owned(),
+            "throttle".to_owned(),
+            "throttle".to_owned(),
+        ],
+    );
+    f.faults(FaultConfig {
+        sequence,
+        ..FaultConfig::default()
+    });
+    let lock = store.lock("orders", 30).unwrap();
+    let key = lock.key().to_owned();
+    match lock.acquire().await {
+        Ok(AcquireOutcome::Acquired { recovered, .. }) => {
+            assert!(recovered, "the first write landed: its resend recovers it");
+            assert!(lock.release().await.unwrap().is_released());
+        }
+        Ok(AcquireOutcome::Held(h)) => panic!("held by {h:?}: our own write"),
+        Err(e) => {
+            assert_eq!(e.kind(), ErrorKind::OutcomeUnknown, "{e}");
+            assert!(f.until_gone(&key).await, "the clean-up deleted it");
+        }
+    }
+    assert!(f.raw(&key).await.is_none(), "no lock left behind");
+}
+
 // ---- ambiguous outcomes ----------------------------------------------------------------------
 
 /// Every answer of the acquire's write is lost (dropped, reset, or later than the attempt
@@ -178,6 +213,32 @@ async fn an_acquire_whose_outcome_stays_unknown_cleans_up(server: Server) {
             "{what}: the lock is not stranded"
         );
     }
+}
+
+/// When the clean-up is lost too, the error says until when the lock can stay: the expiry of the
+/// write that landed, not the time of the failure.
+async fn a_failed_clean_up_names_the_expiry_of_the_write(server: Server) {
+    let f = Faulty::new(server).await;
+    f.faults(FaultConfig {
+        drop_response_rate: 1.0,
+        drop_ops: on("UpdateItem"),
+        drop_request_rate: 1.0,
+        drop_request_ops: on("DeleteItem"),
+        ..FaultConfig::default()
+    });
+    let lock = f.store().lock("orders", 3600).unwrap();
+    let err = lock.acquire().await.unwrap_err();
+    assert!(err.to_string().contains("failed too"), "{err}");
+    assert_eq!(err.kind(), ErrorKind::OutcomeUnknown, "{err}");
+    let msg = err.to_string();
+    let item = f.raw("orders").await.expect("the write landed and stays");
+    let expires_at: i64 = item["expires_at"].as_n().unwrap().parse().unwrap();
+    assert!(
+        msg.contains(&ddblock::time::utc(expires_at))
+            || msg.contains(&ddblock::time::utc(expires_at + 1)),
+        "names the expiry {}: {msg}",
+        ddblock::time::utc(expires_at)
+    );
 }
 
 /// `block(timeout)` ends within one attempt timeout of its deadline, even when every request
@@ -494,13 +555,16 @@ async fn a_contender_two_seconds_ahead_cannot_cut_a_lease_short(server: Server) 
             .clock(ahead)
             .clock_skew_margin(Duration::ZERO),
     );
-    // The window where a fast clock could cut in is [floor(write) + 2, lease end): as wide as the
-    // write's fraction of a second. Writing at .5 of a second makes it half a second wide.
-    let frac = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
+    // Expiries are whole seconds: the contender can cut in from the second after next, and the
+    // holder's lease ends 2 s after its write, so the window is as long as the fraction of the
+    // second the write was sent in. Write late in a second, so the window is most of one.
+    let into_second = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
         .unwrap()
         .subsec_millis();
-    tokio::time::sleep(Duration::from_millis(u64::from((1500 - frac) % 1000))).await;
+    if into_second < 600 {
+        tokio::time::sleep(Duration::from_millis(u64::from(600 - into_second))).await;
+    }
     let h2 = holder_store.lock("sk2", 3).unwrap();
     assert!(h2.acquire().await.unwrap().is_acquired());
     let early = no_margin.lock("sk2", 3).unwrap();
@@ -605,6 +669,8 @@ async fn scans_run_a_bounded_number_of_segments_at_once(server: Server) {
 
 on_servers!(
     a_lost_answer_is_recovered_as_this_attempts_write,
+    an_unanswered_write_followed_by_throttling_is_not_left_behind,
+    a_failed_clean_up_names_the_expiry_of_the_write,
     an_acquire_whose_outcome_stays_unknown_cleans_up,
     block_ends_within_one_attempt_timeout_of_its_deadline,
     a_cancelled_acquire_leaves_no_lock,

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any
 
 import pytest
 
@@ -14,8 +13,8 @@ import ddblock
 from conftest import FaultProxy, Raw
 
 
-def through(proxy: FaultProxy, table: str, **kw: Any) -> ddblock.Store:
-    return ddblock.Store(table, endpoint_url=proxy.url, max_attempts=2, attempt_timeout=0.4, **kw)
+def through(proxy: FaultProxy, table: str) -> ddblock.Store:
+    return ddblock.Store(table, endpoint_url=proxy.url, max_attempts=2, attempt_timeout=0.4)
 
 
 def test_another_handle_with_the_same_owner_is_refused(store: ddblock.Store) -> None:

@@ -105,6 +105,16 @@ pub struct GroupReport {
     /// Accepted guarded writes committed while the writer did not hold the lock (another worker
     /// held it, or nobody did).
     pub writes_by_non_holder: u64,
+    /// Acquisitions whose worker reported its release done while the item stayed and expired in
+    /// place: a release that lied.
+    pub expired_unreleased: u64,
+    /// Acquisitions whose release found the lock "not yours" and that stayed to expire: stock
+    /// Laravel's stuck lock (its release read a stale owner and deleted nothing); for ddblock, a
+    /// lease that ran out and was taken over before the release.
+    pub expired_release_refused: u64,
+    /// Acquisitions left to expire after an error their worker saw (an unknown outcome, a failed
+    /// release).
+    pub expired_unreleased_explained: u64,
     /// Lock items still live when the run ended, each explained by an outcome its worker never
     /// learned or a release that failed with an error the worker saw: they expire at their ttl.
     pub held_at_end_explained: u64,
@@ -162,6 +172,12 @@ impl Report {
             v.push(format!(
                 "{} fencing tokens did not grow over an existing item",
                 d.fence_regressions_in_item
+            ));
+        }
+        if d.expired_unreleased > 0 {
+            v.push(format!(
+                "{} ddblock releases reported done while the lock stayed in place",
+                d.expired_unreleased
             ));
         }
         if d.held_at_end > 0 {
@@ -310,6 +326,29 @@ pub fn check(
         .map(|c| (c.name.as_str(), c.owner.as_str()))
         .collect();
 
+    // Releases that failed with an error the worker saw, by (name, owner).
+    let failed_release: HashSet<(&str, &str)> = cycles
+        .iter()
+        .filter(|c| c.release.as_deref() == Some("error"))
+        .map(|c| (c.name.as_str(), c.owner.as_str()))
+        .collect();
+    let explained = |name: &str, owner: &str| {
+        !learned.contains(&(name, owner)) || failed_release.contains(&(name, owner))
+    };
+    let release_of: HashMap<(&str, &str), &str> = cycles
+        .iter()
+        .filter_map(|c| Some(((c.name.as_str(), c.owner.as_str()), c.release.as_deref()?)))
+        .collect();
+    // How an acquisition that expired in place is counted.
+    let expired_in_place = |g: &mut GroupReport, name: &str, owner: &str| {
+        if explained(name, owner) {
+            g.expired_unreleased_explained += 1;
+        } else if release_of.get(&(name, owner)) == Some(&"released") {
+            g.expired_unreleased += 1;
+        } else {
+            g.expired_release_refused += 1;
+        }
+    };
     let mut state: HashMap<&str, State> = HashMap::new();
     let mut last_fence: HashMap<&str, u64> = HashMap::new();
     let mut max_accepted: HashMap<&str, u64> = HashMap::new();
@@ -374,6 +413,8 @@ pub fn check(
                         expires_at: prev_exp,
                     } = st
                     {
+                        // The previous holder's item was never deleted: it expired in place.
+                        expired_in_place(g, name, prev);
                         // Live until `expires_at` (Laravel: expired when now >= expires_at).
                         if t_us < *prev_exp * 1_000_000 {
                             g.overlaps += 1;
@@ -475,19 +516,20 @@ pub fn check(
         };
         g.unlearned_left += n;
     }
-    // Releases that failed with an error the worker saw, by (name, owner).
-    let failed_release: HashSet<(&str, &str)> = cycles
-        .iter()
-        .filter(|c| c.release.as_deref() == Some("error"))
-        .map(|c| (c.name.as_str(), c.owner.as_str()))
-        .collect();
     for (name, k) in &keys.locks {
-        if end_items.get(&k.key).is_some_and(|&e| e > end_now) {
+        let live = end_items.get(&k.key).is_some_and(|&e| e > end_now);
+        if let (false, Some(State::Held { owner, .. })) = (live, state.get(name.as_str())) {
+            // Expired by the end without a release.
+            let g = if k.control {
+                &mut report.control
+            } else {
+                &mut report.ddblock
+            };
+            expired_in_place(g, name, owner);
+        }
+        if live {
             let explained = match state.get(name.as_str()) {
-                Some(State::Held { owner, .. }) => {
-                    !learned.contains(&(name.as_str(), owner.as_str()))
-                        || failed_release.contains(&(name.as_str(), owner.as_str()))
-                }
+                Some(State::Held { owner, .. }) => explained(name, owner),
                 _ => false,
             };
             let g = if k.control {

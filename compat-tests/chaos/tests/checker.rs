@@ -145,6 +145,7 @@ fn an_overlap_is_reported() {
     let journal = vec![
         acquire(100.0, "AAAAaaaaAAAAaaaa", "a1", 106, 10),
         acquire(102.0, "BBBBbbbbBBBBbbbb", "b1", 108, 11),
+        release(102.5, "BBBBbbbbBBBBbbbb"),
     ];
     let cycles = vec![
         cycle("AAAAaaaaAAAAaaaa", "acquired", Some("not_held")),
@@ -207,6 +208,31 @@ fn unlearned_acquisitions_and_stuck_locks() {
     let r = check(&keys(), &journal, &cycles, &end, 120);
     assert_eq!(r.ddblock.held_at_end, 1);
     assert_eq!(r.violations().len(), 1, "{:?}", r.violations());
+}
+
+#[test]
+fn a_release_that_reports_success_but_leaves_the_lock_is_reported() {
+    // A says it released; nothing was deleted; the lock sat until B took it over after expiry.
+    let journal = vec![
+        acquire(100.0, "AAAA", "a1", 103, 10),
+        acquire(104.0, "BBBB", "b1", 110, 11),
+        release(104.5, "BBBB"),
+    ];
+    let cycles = vec![
+        cycle("AAAA", "acquired", Some("released")),
+        cycle("BBBB", "acquired", Some("released")),
+    ];
+    let r = check(&keys(), &journal, &cycles, &HashMap::new(), 200);
+    assert_eq!(r.ddblock.expired_unreleased, 1);
+    assert_eq!(r.violations().len(), 1, "{:?}", r.violations());
+    // Laravel's stuck lock: its release said false (a stale read) and deleted nothing.
+    let cycles = vec![
+        cycle("AAAA", "acquired", Some("not_held")),
+        cycle("BBBB", "acquired", Some("released")),
+    ];
+    let r = check(&keys(), &journal, &cycles, &HashMap::new(), 200);
+    assert_eq!(r.ddblock.expired_release_refused, 1);
+    assert_eq!(r.ddblock.expired_unreleased, 0);
 }
 
 #[test]

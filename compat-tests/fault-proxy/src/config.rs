@@ -1,5 +1,7 @@
 //! Proxy configuration: the serde structs and the command-line parser.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::Error;
@@ -69,6 +71,10 @@ pub struct FaultConfig {
     pub latency_ops: Vec<String>,
     /// Key attribute used for PutItem items when the table's key schema cannot be learned.
     pub key_attribute: String,
+    /// Scripted faults, per operation: the next requests of that operation get these faults in
+    /// order (`ok`, `drop`, `reset`, `drop_request`, `throttle`, `error500`, `delay`), before the
+    /// random faults take over. Deterministic where a test needs one exact sequence.
+    pub sequence: BTreeMap<String, Vec<String>>,
     /// Record every forwarded write and its answer (`GET /__proxy/journal`), forwarding writes to
     /// one item one at a time so the journal has them in commit order.
     pub journal: bool,
@@ -97,6 +103,7 @@ impl Default for FaultConfig {
             latency_jitter_ms: 0,
             latency_ops: Vec::new(),
             key_attribute: "key".to_string(),
+            sequence: BTreeMap::new(),
             journal: false,
         }
     }
@@ -126,6 +133,16 @@ impl FaultConfig {
                 self.stale_min_ms, self.stale_ms
             )));
         }
+        for (op, faults) in &self.sequence {
+            if let Some(bad) = faults
+                .iter()
+                .find(|f| !SEQUENCE_FAULTS.contains(&f.as_str()))
+            {
+                return Err(Error::Config(format!(
+                    "sequence for {op}: unknown fault {bad:?}; use one of {SEQUENCE_FAULTS:?}"
+                )));
+            }
+        }
         if self.key_attribute.is_empty() {
             return Err(Error::Config("key_attribute must not be empty".into()));
         }
@@ -137,6 +154,17 @@ impl FaultConfig {
         self.stale_ms > 0 && self.stale_probability > 0.0
     }
 }
+
+/// The faults a [`FaultConfig::sequence`] can name.
+pub const SEQUENCE_FAULTS: [&str; 7] = [
+    "ok",
+    "drop",
+    "reset",
+    "drop_request",
+    "throttle",
+    "error500",
+    "delay",
+];
 
 /// Usage text of the `fault-proxy` binary.
 pub const USAGE: &str = "\

@@ -38,6 +38,8 @@ pub(crate) struct Shared {
     clock_start: Instant,
     clock_offset_us: AtomicI64,
     request_ids: AtomicU64,
+    /// How far each operation's scripted fault sequence has been used.
+    sequence_pos: Mutex<HashMap<String, usize>>,
 }
 
 impl Shared {
@@ -59,6 +61,7 @@ impl Shared {
             clock_start: Instant::now(),
             clock_offset_us: AtomicI64::new(0),
             request_ids: AtomicU64::new(0),
+            sequence_pos: Mutex::new(HashMap::new()),
         }
     }
 
@@ -73,6 +76,10 @@ impl Shared {
     pub(crate) fn set_config(&self, faults: FaultConfig) {
         let mut rng = self.rng.lock().unwrap_or_else(|e| e.into_inner());
         *rng = StdRng::seed_from_u64(faults.seed);
+        self.sequence_pos
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
         *self.config.lock().unwrap_or_else(|e| e.into_inner()) = Arc::new(faults);
     }
 
@@ -130,7 +137,30 @@ fn op_selected(ops: &[String], op: &str) -> bool {
     ops.is_empty() || ops.iter().any(|o| o == op)
 }
 
+/// The next scripted fault for `op`, if its sequence is not used up.
+fn scripted(sh: &Shared, cfg: &FaultConfig, op: &str) -> Option<String> {
+    let faults = cfg.sequence.get(op)?;
+    let mut pos = sh.sequence_pos.lock().unwrap_or_else(|e| e.into_inner());
+    let i = pos.entry(op.to_owned()).or_insert(0);
+    let fault = faults.get(*i)?.clone();
+    *i += 1;
+    Some(fault)
+}
+
 fn draw_plan(sh: &Shared, cfg: &FaultConfig, op: &str, eventual_reads: usize) -> Plan {
+    if let Some(fault) = scripted(sh, cfg, op) {
+        return Plan {
+            latency: op_selected(&cfg.latency_ops, op),
+            drop: fault == "drop",
+            reset: fault == "reset",
+            drop_request: fault == "drop_request",
+            throttle: fault == "throttle",
+            error500: fault == "error500",
+            delay_response: fault == "delay",
+            stale: vec![None; eventual_reads],
+            ..Plan::default()
+        };
+    }
     let mut rng = sh.rng.lock().unwrap_or_else(|e| e.into_inner());
     let mut plan = Plan::default();
     if cfg.latency_jitter_ms > 0 {

@@ -3,6 +3,7 @@
 
 use std::time::Instant;
 
+use aws_sdk_dynamodb::config::retry::RetryConfig;
 use aws_sdk_dynamodb::config::timeout::TimeoutConfig;
 use aws_sdk_dynamodb::error::SdkError;
 use aws_sdk_dynamodb::operation::delete_item::DeleteItemError;
@@ -143,7 +144,10 @@ impl Table {
             .expression_attribute_values(":now", attr::num(cutoff))
             .return_values(ReturnValue::UpdatedNew)
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
-        let res = within(req.customize(), c, deadline).send().await;
+        // One try per call: the lock layer retries, so it sees every try's outcome. (With the
+        // SDK retrying, a try that landed unanswered followed by throttled tries ends in a
+        // throttling error that reads as "nothing written".)
+        let res = single_try(req.customize(), c, deadline).send().await;
         match res {
             Ok(out) => {
                 let fence = out
@@ -376,23 +380,26 @@ impl Table {
     }
 }
 
-/// An operation whose whole run (the SDK's retries included) ends by `deadline`, plus one attempt
-/// timeout: a wait for a lock never overruns its deadline by more than one attempt.
-fn within<T, E, B>(
+/// An operation sent once (no SDK retries), ending by `deadline` plus one attempt timeout when
+/// there is a deadline: the caller retries, knowing every try's outcome.
+fn single_try<T, E, B>(
     op: aws_sdk_dynamodb::client::customize::CustomizableOperation<T, E, B>,
     cfg: &StoreConfig,
     deadline: Option<Instant>,
 ) -> aws_sdk_dynamodb::client::customize::CustomizableOperation<T, E, B> {
-    let Some(deadline) = deadline else {
-        return op;
-    };
-    let left = deadline.saturating_duration_since(Instant::now());
+    let mut b = aws_sdk_dynamodb::config::Builder::default().retry_config(RetryConfig::disabled());
+    if let Some(budget) = deadline_budget(cfg, deadline) {
+        b = b.timeout_config(TimeoutConfig::builder().operation_timeout(budget).build());
+    }
+    op.config_override(b)
+}
+
+/// The operation timeout that ends an operation by `deadline` plus one attempt timeout.
+fn deadline_budget(cfg: &StoreConfig, deadline: Option<Instant>) -> Option<std::time::Duration> {
+    let left = deadline?.saturating_duration_since(Instant::now());
     let mut budget = left + cfg.attempt_timeout().unwrap_or_default();
     if let Some(t) = cfg.operation_timeout() {
         budget = budget.min(t);
     }
-    op.config_override(
-        aws_sdk_dynamodb::config::Builder::default()
-            .timeout_config(TimeoutConfig::builder().operation_timeout(budget).build()),
-    )
+    Some(budget)
 }

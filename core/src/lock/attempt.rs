@@ -18,6 +18,8 @@ use crate::time;
 const WRITES_PER_ATTEMPT: u32 = 3;
 /// First pause before resending a write whose outcome is unknown.
 const RESEND_PAUSE: Duration = Duration::from_millis(50);
+/// First pause before retrying a write that was refused before it could land (throttling).
+const REFUSED_PAUSE: Duration = Duration::from_millis(50);
 
 impl Lock {
     /// Tries once to take the lock: one conditional write (Laravel's `add()` condition: the key is
@@ -31,19 +33,27 @@ impl Lock {
     /// One attempt whose requests end by `deadline` (plus one attempt timeout).
     pub(crate) async fn acquire_by(&self, deadline: Option<Instant>) -> Result<AcquireOutcome> {
         let s = &*self.spec;
-        let attempt = random_owner();
+        let (attempt, fixed_base) = match &self.fixed_attempt {
+            Some(f) => (f.id.clone(), Some(f.fence_base)),
+            None => (random_owner(), None),
+        };
         let margin = i64::try_from(s.margin.as_secs()).unwrap_or(i64::MAX);
         let mut guard = AttemptGuard::new(self.backend.clone(), &s.key, &s.stored_owner, &attempt);
         let mut last_holder: Option<Holder> = None;
         let mut unknown: Option<Error> = None;
         let mut writes = 0u32;
         let mut pause = RESEND_PAUSE;
+        // The acquire write is sent without the SDK's retries (one try per call), so every
+        // try's outcome is seen here: tries refused before they could land are retried like
+        // the SDK would, and a try that may have landed is never hidden behind a later refusal.
+        let mut refused = 0u32;
+        let mut refused_pause = REFUSED_PAUSE;
         let failure = loop {
             writes += 1;
             let now = self.backend.now();
             let expires_at = item::expiry(now, s.ttl_secs)?;
             let sent = Instant::now();
-            guard.arm();
+            guard.arm(expires_at);
             let answer = self
                 .backend
                 .try_acquire(Take {
@@ -52,7 +62,7 @@ impl Lock {
                     attempt: &attempt,
                     expires_at,
                     cutoff: now.saturating_sub(margin),
-                    fence_base: fence_base(),
+                    fence_base: fixed_base.unwrap_or_else(fence_base),
                     deadline,
                 })
                 .await;
@@ -115,6 +125,18 @@ impl Lock {
                     pause = (pause * 2).min(Duration::from_secs(1));
                     continue;
                 }
+                Err(e) if refused_before_landing(&e) && refused + 1 < s.tries => {
+                    refused += 1;
+                    let wait = jittered(refused_pause);
+                    if deadline.is_some_and(|d| Instant::now() + wait >= d) {
+                        break Some(e);
+                    }
+                    tracing::debug!(lock = %s.name, error = %e, "acquire refused; trying again");
+                    tokio::time::sleep(wait).await;
+                    refused_pause = (refused_pause * 2).min(Duration::from_secs(1));
+                    writes -= 1; // not a write that reached the item
+                    continue;
+                }
                 Err(e) if unknown.is_some() => break Some(e),
                 Err(e) => {
                     guard.disarm();
@@ -154,6 +176,19 @@ impl Lock {
     }
 }
 
+/// Whether a try was refused before it could change anything: throttled, or never connected.
+fn refused_before_landing(e: &Error) -> bool {
+    matches!(
+        e,
+        Error::Throttled { .. } | Error::Transport { sent: false, .. }
+    )
+}
+
+/// `d` less up to half of it at random (the SDK's jittered backoff).
+fn jittered(d: Duration) -> Duration {
+    d.mul_f64(1.0 - rand::random::<f64>() * 0.5)
+}
+
 /// The clock in microseconds: where a fencing token starts when the lock item has none.
 fn fence_base() -> u64 {
     SystemTime::now()
@@ -170,6 +205,8 @@ struct AttemptGuard {
     owner: StoredValue,
     attempt: String,
     armed: bool,
+    /// The latest expiry this attempt has written: how long a write that landed can hold.
+    latest_expiry: i64,
 }
 
 impl AttemptGuard {
@@ -180,12 +217,14 @@ impl AttemptGuard {
             owner: owner.clone(),
             attempt: attempt.to_owned(),
             armed: false,
+            latest_expiry: i64::MIN,
         }
     }
 
     /// A write is about to be sent: from now on, this attempt may own the item.
-    fn arm(&mut self) {
+    fn arm(&mut self, expires_at: i64) {
         self.armed = true;
+        self.latest_expiry = self.latest_expiry.max(expires_at);
     }
 
     /// The outcome is known: nothing to clean.
@@ -208,8 +247,8 @@ impl AttemptGuard {
             }
             Err(e) => format!(
                 "the clean-up delete failed too ({e}): if the write landed, the lock stays until \
-                 it expires (at most the lock's ttl from now, until {})",
-                time::utc(self.backend.now())
+                 it expires (at the latest {})",
+                time::utc(self.latest_expiry)
             ),
         }
     }

@@ -82,6 +82,9 @@ struct LockSpec {
     ttl_secs: i64,
     margin: Duration,
     heartbeat_interval: Option<Duration>,
+    /// Tries per acquire write when a try is refused before it could land (throttled, not
+    /// connected): the SDK's `max_attempts` (default 3), applied by the lock layer itself.
+    tries: u32,
 }
 
 impl LockSpec {
@@ -102,6 +105,7 @@ impl LockSpec {
             stored_owner,
             ttl_secs,
             margin: cfg.clock_skew_margin(),
+            tries: cfg.max_attempts().unwrap_or(3).max(1),
             heartbeat_interval: cfg.heartbeat_interval(),
         })
     }
@@ -125,6 +129,16 @@ pub struct Lock {
     spec: Arc<LockSpec>,
     backoff: Backoff,
     state: Arc<Mutex<LeaseState>>,
+    /// Set only through [`Lock::with_fixed_attempt`] (the conformance vectors).
+    fixed_attempt: Option<Arc<FixedAttempt>>,
+}
+
+/// The attempt id and fence base every acquire of a handle uses instead of a fresh random id and
+/// the clock (a test seam: [`Lock::with_fixed_attempt`]).
+#[derive(Debug)]
+struct FixedAttempt {
+    id: String,
+    fence_base: u64,
 }
 
 impl fmt::Debug for Lock {
@@ -171,6 +185,7 @@ impl Store {
             spec: Arc::new(spec),
             backoff: self.config().backoff(),
             state: Arc::new(Mutex::new(LeaseState::default())),
+            fixed_attempt: None,
         })
     }
 }
@@ -205,6 +220,19 @@ impl Lock {
         backoff.validate()?;
         self.backoff = backoff;
         Ok(self)
+    }
+
+    /// Test seam for the conformance vectors (`core/tests/conformance.rs`): every acquire of this
+    /// handle sends attempt id `id` and fence base `fence_base` (microseconds) instead of a fresh
+    /// random id and the system clock, so its requests are predictable byte for byte. Not for
+    /// production: acquires sharing an id would take each other's writes for their own.
+    #[doc(hidden)]
+    pub fn with_fixed_attempt(mut self, id: impl Into<String>, fence_base: u64) -> Lock {
+        self.fixed_attempt = Some(Arc::new(FixedAttempt {
+            id: id.into(),
+            fence_base,
+        }));
+        self
     }
 
     /// The fencing token of this handle's current acquisition: it grows with every acquisition

@@ -273,7 +273,7 @@ fn print_report(p: &Profile, r: &Report, elapsed: Duration, workers: &[String]) 
     println!("| | ddblock (Rust, Python, Node, PHP driver) | stock Laravel (control) |");
     println!("| --- | --- | --- |");
     type Row = (&'static str, fn(&GroupReport) -> u64);
-    let rows: [Row; 15] = [
+    let rows: [Row; 18] = [
         ("acquisitions committed", |g| g.acquisitions),
         ("  reported by their worker", |g| g.acquisitions_learned),
         ("  outcome unknown to the worker, cleaned up", |g| {
@@ -311,12 +311,22 @@ fn print_report(p: &Profile, r: &Report, elapsed: Duration, workers: &[String]) 
             |g| g.releases_not_own,
         ),
         (
+            "**locks left in place by a release that reported success**",
+            |g| g.expired_unreleased,
+        ),
+        (
+            "locks left to expire after the release found them \"not yours\" (Laravel: stuck; ddblock: lease ran out first)",
+            |g| g.expired_release_refused,
+        ),
+        (
+            "locks left to expire after an error their worker saw",
+            |g| g.expired_unreleased_explained,
+        ),
+        (
             "locks held at the end after an error their worker saw",
             |g| g.held_at_end_explained,
         ),
-        ("**locks held at the end, unexplained (stuck)**", |g| {
-            g.held_at_end
-        }),
+        ("**locks held at the end, unexplained**", |g| g.held_at_end),
     ];
     for (label, f) in rows {
         println!("| {label} | {} | {} |", f(&r.ddblock), f(&r.control));
