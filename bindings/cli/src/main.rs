@@ -36,6 +36,8 @@ Configuration (a flag overrides the environment variable Laravel uses):
   --prefix    CACHE_PREFIX          (default: Laravel's own, from APP_NAME and the layout)
   --layout    DDBLOCK_LAYOUT        (laravel8 | laravel11 | laravel12; default: laravel12)
   --clock-skew-margin  DDBLOCK_CLOCK_SKEW_MARGIN  (whole seconds; default: 2)
+  --backend   DDBLOCK_BACKEND       (where locks live: dynamodb | s3; default: dynamodb)
+  --bucket    DDBLOCK_S3_BUCKET     (the bucket of the s3 backend; --endpoint serves it too)
 Credentials come from the AWS SDK's usual chain (AWS_ACCESS_KEY_ID, profiles, roles).
 
 Exit status:
@@ -82,6 +84,12 @@ pub struct Global {
     /// Seconds an expired lock must be past its expiry before it is taken over, for clocks that disagree [env: DDBLOCK_CLOCK_SKEW_MARGIN] [default: 2]
     #[arg(long, global = true, value_name = "SECS")]
     pub clock_skew_margin: Option<String>,
+    /// Where locks live: dynamodb (the table) or s3 (a bucket; --bucket) [env: DDBLOCK_BACKEND] [default: dynamodb]
+    #[arg(long, global = true, value_name = "BACKEND")]
+    pub backend: Option<String>,
+    /// The bucket of the s3 lock backend [env: DDBLOCK_S3_BUCKET]
+    #[arg(long, global = true, value_name = "NAME")]
+    pub bucket: Option<String>,
     /// Partition key attribute
     #[arg(long, global = true, value_name = "NAME", default_value = "key")]
     pub key_attribute: String,
@@ -387,6 +395,8 @@ impl Global {
                 "CACHE_PREFIX" => self.prefix.clone(),
                 "DDBLOCK_LAYOUT" => self.layout.clone(),
                 "DDBLOCK_CLOCK_SKEW_MARGIN" => self.clock_skew_margin.clone(),
+                "DDBLOCK_BACKEND" => self.backend.clone(),
+                "DDBLOCK_S3_BUCKET" => self.bucket.clone(),
                 _ => None,
             }
         };
