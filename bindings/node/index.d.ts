@@ -242,7 +242,7 @@ export interface OnceStatus {
 /**
  * Options of `new Store(...)`: what is not given comes from Laravel's variables
  * (`DYNAMODB_CACHE_TABLE`, `DYNAMODB_ENDPOINT`, `AWS_DEFAULT_REGION`, `CACHE_PREFIX`,
- * `DDBLOCK_LAYOUT`), then Laravel's defaults.
+ * `DDBLOCK_LAYOUT`, `DDBLOCK_BACKEND`, `DDBLOCK_S3_BUCKET`), then Laravel's defaults.
  */
 export interface StoreOptions {
   /** Table name (default `cache`). */
@@ -273,6 +273,13 @@ export interface StoreOptions {
   clockSkewMarginMs?: number
   /** How often `withLock`'s heartbeat refreshes the lock, in ms (default: a third of the ttl). */
   heartbeatIntervalMs?: number
+  /**
+   * Where locks live: `dynamodb` (the table, default) or `s3` (a bucket, `bucket`; `endpoint`
+   * serves it too). Cache entries, `once` and compare-and-set stay in the table.
+   */
+  backend?: string
+  /** The bucket of the `s3` lock backend. */
+  bucket?: string
 }
 
 /** What `createTable` did. */

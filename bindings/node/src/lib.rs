@@ -9,7 +9,7 @@ use std::time::Duration;
 use ddblock::admin::{CreateTableOptions, DoctorOptions, ScanOptions, TtlState};
 use ddblock::format::input::{timeout_from_secs_f64, Amount};
 use ddblock::lock::Heartbeat;
-use ddblock::{ErrorKind, KeyLayout, StoreConfig};
+use ddblock::{ErrorKind, KeyLayout, LockBackendKind, StoreConfig};
 use napi::bindgen_prelude::Result;
 use napi_derive::napi;
 
@@ -26,7 +26,7 @@ const CREATE_TABLE_HINT: &str = "`await store.createTable()` (or `ddblock create
 
 /// Options of `new Store(...)`: what is not given comes from Laravel's variables
 /// (`DYNAMODB_CACHE_TABLE`, `DYNAMODB_ENDPOINT`, `AWS_DEFAULT_REGION`, `CACHE_PREFIX`,
-/// `DDBLOCK_LAYOUT`), then Laravel's defaults.
+/// `DDBLOCK_LAYOUT`, `DDBLOCK_BACKEND`, `DDBLOCK_S3_BUCKET`), then Laravel's defaults.
 #[napi(object)]
 #[derive(Default)]
 pub struct StoreOptions {
@@ -58,6 +58,11 @@ pub struct StoreOptions {
     pub clock_skew_margin_ms: Option<f64>,
     /// How often `withLock`'s heartbeat refreshes the lock, in ms (default: a third of the ttl).
     pub heartbeat_interval_ms: Option<f64>,
+    /// Where locks live: `dynamodb` (the table, default) or `s3` (a bucket, `bucket`; `endpoint`
+    /// serves it too). Cache entries, `once` and compare-and-set stay in the table.
+    pub backend: Option<String>,
+    /// The bucket of the `s3` lock backend.
+    pub bucket: Option<String>,
 }
 
 /// Milliseconds from JS as a Duration (the core's rule for waits and timeouts).
@@ -110,6 +115,12 @@ fn config(o: StoreOptions) -> Result<StoreConfig> {
     }
     if let Some(v) = o.heartbeat_interval_ms {
         b = b.heartbeat_interval(millis("heartbeatIntervalMs", v)?);
+    }
+    if let Some(v) = o.backend {
+        b = b.lock_backend(v.parse::<LockBackendKind>().napi()?);
+    }
+    if let Some(v) = o.bucket {
+        b = b.s3_bucket(v);
     }
     b.build().napi()
 }

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use ddblock::admin::{CreateTableOptions, DoctorOptions, ScanOptions};
 use ddblock::{
-    Backoff, CasOptions, CasOutcome, Consistency, KeyLayout, PhpValue, Store, StoreConfig,
-    Versioned,
+    Backoff, CasOptions, CasOutcome, Consistency, KeyLayout, LockBackendKind, PhpValue, Store,
+    StoreConfig, Versioned,
 };
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -41,7 +41,8 @@ impl PyStore {
         *, table = None, prefix = None, layout = None, endpoint_url = None, region = None,
         key_attribute = None, value_attribute = None, expiration_attribute = None,
         connect_timeout = None, operation_timeout = None, attempt_timeout = None,
-        max_attempts = None, backoff = None, clock_skew_margin = None, heartbeat_interval = None
+        max_attempts = None, backoff = None, clock_skew_margin = None, heartbeat_interval = None,
+        backend = None, bucket = None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -60,6 +61,8 @@ impl PyStore {
         backoff: Option<(f64, f64, f64, f64)>,
         clock_skew_margin: Option<f64>,
         heartbeat_interval: Option<f64>,
+        backend: Option<&str>,
+        bucket: Option<String>,
     ) -> PyResult<Self> {
         let mut b = StoreConfig::from_env()
             .map_err(to_py)?
@@ -105,6 +108,12 @@ impl PyStore {
         }
         if let Some(d) = duration("heartbeat_interval", heartbeat_interval)? {
             b = b.heartbeat_interval(d);
+        }
+        if let Some(v) = backend {
+            b = b.lock_backend(v.parse::<LockBackendKind>().map_err(to_py)?);
+        }
+        if let Some(v) = bucket {
+            b = b.s3_bucket(v);
         }
         if let Some((initial, max, multiplier, jitter)) = backoff {
             b = b.backoff(Backoff {

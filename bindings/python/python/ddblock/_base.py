@@ -61,11 +61,15 @@ class StoreBase:
         backoff: Backoff | None = None,
         clock_skew_margin: float | None = None,
         heartbeat_interval: float | None = None,
+        backend: str | None = None,
+        bucket: str | None = None,
     ) -> None:
         """A store. What is not given comes from Laravel's variables (``DYNAMODB_CACHE_TABLE``,
-        ``DYNAMODB_ENDPOINT``, ``AWS_DEFAULT_REGION``, ``CACHE_PREFIX``, ``DDBLOCK_LAYOUT``),
-        then Laravel's defaults (table ``cache``, the prefix Laravel derives from ``APP_NAME``,
-        layout ``laravel12``)."""
+        ``DYNAMODB_ENDPOINT``, ``AWS_DEFAULT_REGION``, ``CACHE_PREFIX``, ``DDBLOCK_LAYOUT``,
+        ``DDBLOCK_BACKEND``, ``DDBLOCK_S3_BUCKET``), then Laravel's defaults (table ``cache``,
+        the prefix Laravel derives from ``APP_NAME``, layout ``laravel12``, locks in the table).
+        ``backend="s3"`` with ``bucket=`` keeps the locks in an S3 bucket (``endpoint_url``
+        serves it too); cache entries, ``once`` and compare-and-set stay in the table."""
         self._native = _NativeStore(
             table=table,
             prefix=prefix,
@@ -84,6 +88,8 @@ class StoreBase:
             else (backoff.initial, backoff.max, backoff.multiplier, backoff.jitter),
             clock_skew_margin=clock_skew_margin,
             heartbeat_interval=heartbeat_interval,
+            backend=backend,
+            bucket=bucket,
         )
 
     @classmethod
