@@ -10,6 +10,14 @@ DynamoDbStore) started together on one table.
   then Rust, Python and Node through ``update`` with PHP through Laravel's own atomic
   ``Cache::increment``. (Not the CLI with PHP: ``put --if-version`` checks the version only, and
   Laravel's increment keeps it; ``update`` also checks the value it read. See docs/patterns.md.)
+- s3 lock (moto only: dynalite has no S3): Rust, Python, Node and the CLI (``ddblock run``) take
+  one lock in an S3 bucket in turns; under it each increments a number in a shared file (read,
+  pause, write) and records its fence and wall-clock start and end. No increment may be lost and
+  no two recorded intervals may overlap. Twice: with the default release (conditional delete),
+  where the fences are only counted (a create that lands late starts from its own, older clock:
+  docs/s3.md), and with DDBLOCK_S3_RELEASE=overwrite, where they must grow in the order of the
+  intervals. Then a takeover race: the same processes make one attempt each at locks whose
+  holder let them expire; exactly one may take each over, with the old fence + 1.
 
 Run by ``./compat-tests/run-tests.sh patterns`` (after the Python and Node bindings, the CLI and
 ``pattern-worker`` are built), with the venv of bindings/python:
@@ -44,6 +52,10 @@ EVENTS = [f"evt-{i}" for i in range(40)]
 GIVEN_BACK = EVENTS[30:]
 #: Processes per language (PHP: Laravel's harness).
 ONCE = {"rust": 3, "python": 3, "node": 3, "cli": 2, "php": 2}
+#: (processes, turns under the lock per process) per language, for the s3 lock run.
+S3_LOCK = {"rust": (3, 5), "python": (3, 5), "node": (3, 5), "cli": (3, 5)}
+#: Expired locks raced for by the same processes.
+TAKEOVERS = [f"expired-{i}" for i in range(5)]
 #: (processes, increments per process) per language, for each compare-and-set run.
 CAS_WITH_CLI = {"rust": (3, 20), "python": (3, 20), "node": (3, 20), "cli": (2, 5)}
 CAS_WITH_LARAVEL = {"rust": (2, 20), "python": (2, 20), "node": (2, 20), "php": (4, 20)}
@@ -252,7 +264,98 @@ def run_cas(server: str, endpoint: str, spec: dict[str, tuple[int, int]]) -> Non
     )
 
 
-def fmt(d: dict[str, int]) -> str:
+def new_bucket(endpoint: str) -> str:
+    name = f"patterns-{secrets.token_hex(4)}"
+    boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1").create_bucket(Bucket=name)
+    return name
+
+
+def run_s3_lock(server: str, endpoint: str, release: str) -> None:
+    bucket = new_bucket(endpoint)
+    env = {
+        **env_for(endpoint, new_table(endpoint)),
+        "DDBLOCK_BACKEND": "s3",
+        "DDBLOCK_S3_BUCKET": bucket,
+        "DDBLOCK_S3_RELEASE": release,
+    }
+    scratch = Path(os.environ.get("TMPDIR", "/tmp")) / f"ddblock-s3-lock-{secrets.token_hex(4)}"
+    scratch.mkdir()
+    counter, log = scratch / "counter", scratch / "log"
+    counter.write_text("0")
+    log.write_text("")
+    base = commands()
+    procs = [
+        Worker(lang, [*base[lang], "lock", "shared", str(counter), str(log), str(n)], env)
+        for lang, (count, n) in S3_LOCK.items()
+        for _ in range(count)
+    ]
+    started = time.monotonic()
+    for p in procs:
+        p.go()
+    for p in procs:
+        p.result()
+    elapsed = time.monotonic() - started
+    total = sum(count * n for count, n in S3_LOCK.values())
+    value = int(counter.read_text())
+    assert value == total, f"lost updates under the lock: the counter is {value}, not {total}"
+    held = sorted(
+        (int(start), int(end), int(fence), lang)
+        for lang, fence, start, end in (line.split() for line in log.read_text().splitlines())
+    )
+    assert len(held) == total, f"{len(held)} turns recorded, {total} made"
+    down = 0
+    for (s0, e0, f0, l0), (s1, e1, f1, l1) in zip(held, held[1:]):
+        assert e0 <= s1, f"two holders at once: {l0} {s0}..{e0} and {l1} {s1}..{e1}"
+        if f1 <= f0:
+            assert release == "delete", f"the fence went from {f0} ({l0}) to {f1} ({l1})"
+            down += 1
+    by_lang = {lang: sum(1 for h in held if h[3] == lang) for lang in S3_LOCK}
+    fences = "fences grow" if release == "overwrite" else f"{down} fences below the one before"
+    print(
+        f"s3 lock ({release} release) on {server}: {len(procs)} processes "
+        f"({fmt({k: c for k, (c, _) in S3_LOCK.items()})}), {total} turns under one lock, "
+        f"counter = {value} (none lost), no two intervals overlap, {fences}; turns by "
+        f"language {fmt(by_lang)}; {elapsed:.1f} s"
+    )
+    if release == "overwrite":
+        return
+
+    # The takeover race: locks left to expire by a holder that never came back.
+    env["DDBLOCK_CLOCK_SKEW_MARGIN"] = "0"
+    store = ddblock.Store(
+        endpoint_url=endpoint, prefix=PREFIX, backend="s3", bucket=bucket, clock_skew_margin=0
+    )
+    old: dict[str, int] = {}
+    for name in TAKEOVERS:
+        lock = store.lock(name, ttl=1)
+        assert lock.acquire(blocking=False)
+        assert lock.fence is not None
+        old[name] = lock.fence
+    # Each expires at (the second of its acquire) + 1; a takeover needs expires_at < now.
+    expired_from = int(time.time()) + 2.05
+    procs = [
+        Worker(lang, [*base[lang], "takeover", *rotated(TAKEOVERS, i)], env)
+        for i, lang in enumerate(lang for lang, (count, _) in S3_LOCK.items() for _ in range(count))
+    ]
+    while time.time() < expired_from:
+        time.sleep(0.05)
+    for p in procs:
+        p.go()
+    winners: dict[str, list[tuple[str, int]]] = {name: [] for name in TAKEOVERS}
+    for p in procs:
+        for name, fence in p.result()["won"].items():
+            winners[name].append((p.lang, fence))
+    for name, won in winners.items():
+        assert len(won) == 1, f"{name} taken over by {won or 'nobody'}"
+        assert won[0][1] == old[name] + 1, f"{name}: fence {won[0][1]} after {old[name]}"
+    print(
+        f"s3 takeover race on {server}: {len(procs)} processes, {len(TAKEOVERS)} expired locks, "
+        f"each taken over by exactly one (the old fence + 1); won by "
+        f"{fmt({n: w[0][0] for n, w in winners.items()})}"
+    )
+
+
+def fmt(d: dict[str, Any]) -> str:
     return ", ".join(f"{k} {v}" for k, v in d.items())
 
 
@@ -284,6 +387,9 @@ def main() -> int:
         run_once(server, endpoint)
         run_cas(server, endpoint, CAS_WITH_CLI)
         run_cas(server, endpoint, CAS_WITH_LARAVEL)
+        if server == "moto":
+            run_s3_lock(server, endpoint, "delete")
+            run_s3_lock(server, endpoint, "overwrite")
     return 0
 
 

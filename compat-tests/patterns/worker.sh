@@ -3,6 +3,10 @@
 #
 #   worker.sh once EVENT...   `ddblock once EVENT -- ...` per event; the command records the win
 #   worker.sh cas KEY N       N increments: `get --with-version`, `put --if-version` (exit 3: again)
+#   worker.sh lock NAME COUNTER LOG N
+#                             N times `ddblock run NAME`: the command increments the number in
+#                             file COUNTER (read, pause, write), appends `cli fence start end` to LOG
+#   worker.sh takeover NAME...  one `ddblock acquire` of each lock (expired ones): what it won
 #
 # DDBLOCK_BIN is the CLI. Prints `ready`, waits for a line on stdin, then prints one JSON line.
 set -euo pipefail
@@ -32,6 +36,28 @@ elif [[ $mode == cas ]]; then
         done
     done
     printf '{"lang": "cli", "increments": %d, "conflicts": %d}\n' "$n" "$conflicts"
+elif [[ $mode == lock ]]; then
+    name=$1 counter=$2 log=$3 n=$4
+    # shellcheck disable=SC2016 # expanded by the command's shell
+    inc='s=$(date +%s%N); v=$(cat "$0"); sleep 0.01; echo $((v + 1)) >"$0"; echo "cli $DDBLOCK_FENCE $s $(date +%s%N)" >>"$1"'
+    for ((i = 0; i < n; i++)); do
+        "$DDBLOCK_BIN" run "$name" --ttl 30 --wait 120 -- sh -c "$inc" "$counter" "$log"
+    done
+    printf '{"lang": "cli", "held": %d}\n' "$n"
+elif [[ $mode == takeover ]]; then
+    won=()
+    for name in "$@"; do
+        rc=0
+        out=$("$DDBLOCK_BIN" --json acquire "$name" --ttl 30 2>/dev/null) || rc=$?
+        if [[ $rc -eq 0 ]]; then
+            fence=$(sed 's/.*"fence":\([0-9]*\).*/\1/' <<<"$out")
+            won+=("\"$name\": $fence")
+        elif [[ $rc -ne 75 ]]; then
+            echo "ddblock acquire $name exited $rc" >&2
+            exit 1
+        fi
+    done
+    printf '{"lang": "cli", "won": {%s}}\n' "$(IFS=,; echo "${won[*]}")"
 else
     echo "unknown mode $mode" >&2
     exit 2

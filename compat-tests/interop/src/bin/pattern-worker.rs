@@ -3,6 +3,11 @@
 //!
 //!   pattern-worker once EVENT...      claims each event, marks it done when won
 //!   pattern-worker cas KEY N          N increments of KEY through `Store::update`
+//!   pattern-worker lock NAME COUNTER LOG N
+//!                                     N times under lock NAME (`block`, then `release`):
+//!                                     increment the number in file COUNTER (read, pause, write),
+//!                                     append `lang fence start_ns end_ns` to file LOG
+//!   pattern-worker takeover NAME...   one attempt at each lock (expired ones): what it won
 //!
 //! Configuration from Laravel's variables (`DYNAMODB_ENDPOINT`, `DYNAMODB_CACHE_TABLE`,
 //! `CACHE_PREFIX`). Prints `ready`, waits for a line on stdin (the start signal, so that every
@@ -10,7 +15,7 @@
 
 use std::io::BufRead;
 
-use ddblock::{Backoff, CasOptions, PhpValue, Store, StoreConfig};
+use ddblock::{AcquireOutcome, Backoff, CasOptions, PhpValue, Store, StoreConfig};
 use serde_json::json;
 
 #[tokio::main(flavor = "current_thread")]
@@ -57,7 +62,43 @@ async fn main() {
             }
             json!({"lang": "rust", "increments": n, "conflicts": rounds - u64::from(n)})
         }
-        _ => panic!("usage: pattern-worker once EVENT... | cas KEY N"),
+        Some("lock") => {
+            let (name, counter, log) = (&args[1], &args[2], &args[3]);
+            let n: u32 = args[4].parse().unwrap();
+            let now_ns = || {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap()
+                    .as_nanos()
+            };
+            for _ in 0..n {
+                let lock = store.lock(name, 30).unwrap();
+                lock.block(std::time::Duration::from_secs(120)).await.unwrap();
+                let start = now_ns();
+                let v: u64 = std::fs::read_to_string(counter).unwrap().trim().parse().unwrap();
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                std::fs::write(counter, (v + 1).to_string()).unwrap();
+                let line = format!("rust {} {start} {}\n", lock.fence().unwrap(), now_ns());
+                std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(log)
+                    .and_then(|mut f| std::io::Write::write_all(&mut f, line.as_bytes()))
+                    .unwrap();
+                assert!(lock.release().await.unwrap().is_released());
+            }
+            json!({"lang": "rust", "held": n})
+        }
+        Some("takeover") => {
+            let mut won = serde_json::Map::new();
+            for name in &args[1..] {
+                let lock = store.lock(name, 30).unwrap();
+                if let AcquireOutcome::Acquired { fence, .. } = lock.acquire().await.unwrap() {
+                    won.insert(name.clone(), json!(fence));
+                }
+            }
+            json!({"lang": "rust", "won": won})
+        }
+        _ => panic!("usage: pattern-worker once EVENT... | cas KEY N | lock NAME COUNTER LOG N | takeover NAME..."),
     };
     println!("{out}");
 }
