@@ -31,6 +31,7 @@ outcome checks do not depend on timing.
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 import os
 import secrets
@@ -304,7 +305,7 @@ def run_s3_lock(server: str, endpoint: str, release: str) -> None:
     )
     assert len(held) == total, f"{len(held)} turns recorded, {total} made"
     down = 0
-    for (s0, e0, f0, l0), (s1, e1, f1, l1) in zip(held, held[1:]):
+    for (s0, e0, f0, l0), (s1, e1, f1, l1) in itertools.pairwise(held):
         assert e0 <= s1, f"two holders at once: {l0} {s0}..{e0} and {l1} {s1}..{e1}"
         if f1 <= f0:
             assert release == "delete", f"the fence went from {f0} ({l0}) to {f1} ({l1})"
