@@ -55,7 +55,7 @@ STEPS=(
     "node|Node binding (napi-rs): bindings/node/test.sh (debug build, index.d.ts drift, tsc, node --test)"
     "php-driver|PHP driver ddblock/laravel: bindings/php/test.sh (php -l, phpcs PSR-12, conformance vectors, PHPUnit on Laravel 8.83 and 13 with the CLI, Python and Node as peers)"
     "docs|every code block of README.md and docs/, run as written: compat-tests/docs/snippets.py"
-    "patterns|once-only guard and compare-and-set, 10+ processes in Rust, Python, Node, the CLI and PHP at once: compat-tests/patterns/concurrency.py"
+    "patterns|once-only guard, compare-and-set and the S3 lock, 10+ processes in Rust, Python, Node, the CLI (and PHP) at once: compat-tests/patterns/concurrency.py"
     "chaos|chaos run, short profile: every language on one table through every fault at once, judged from the server's journal (compat-tests/chaos)"
 )
 
