@@ -25,6 +25,9 @@ use ReflectionClass;
  */
 class DynamoDbStore extends LaravelDynamoDbStore
 {
+    /** DynamoDB's limit on a partition key, in bytes (UTF-8). */
+    public const MAX_KEY_BYTES = 2048;
+
     /**
      * Laravel's lock ttl when none (0) is given: one day (`DynamoDbLock::acquire()`).
      */
@@ -705,7 +708,26 @@ class DynamoDbStore extends LaravelDynamoDbStore
      */
     private function lockKey($name): array
     {
-        return [$this->keyAttribute => ['S' => $this->prefix . $name]];
+        $key = $this->prefix . $name;
+        // DynamoDB refuses an empty partition key and one over 2048 bytes (bytes, not
+        // characters; dynalite and moto let some through): refused here, before any request, as
+        // the core does, so no server ever holds such a lock.
+        if ($key === '') {
+            throw new InvalidArgumentException(
+                'ddblock: invalid lock key "": it is empty; give a non-empty key or lock name'
+            );
+        }
+        if (strlen($key) > self::MAX_KEY_BYTES) {
+            throw new InvalidArgumentException(sprintf(
+                'ddblock: invalid lock key "%s…": it is %d bytes once prefixed, and DynamoDB partition '
+                . 'keys are at most %d bytes; use a shorter key (e.g. a hash of it)',
+                mb_substr($key, 0, 64),
+                strlen($key),
+                self::MAX_KEY_BYTES
+            ));
+        }
+
+        return [$this->keyAttribute => ['S' => $key]];
     }
 
     /**

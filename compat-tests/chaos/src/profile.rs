@@ -89,8 +89,9 @@ impl Profile {
             workers_per_lang: 4,
             control_workers: 4,
             acquisitions: 1000,
-            keys: 4,
-            control_keys: 2,
+            // Enough keys that 16 workers contend without queueing for an hour.
+            keys: 16,
+            control_keys: 4,
             max_duration: Duration::from_secs(3600),
             restart_after: Some(Duration::from_secs(120)),
             ..Profile::short()
