@@ -100,3 +100,11 @@ export async function faultProxy (upstream, args) {
     },
   }
 }
+
+/** Creates a fresh, empty S3 bucket on moto (which checks no signatures: a plain path-style PUT). */
+export async function freshBucket (endpoint) {
+  const bucket = unique('node-locks-')
+  const res = await fetch(`${endpoint}/${bucket}`, { method: 'PUT' })
+  if (!res.ok) throw new Error(`CreateBucket ${bucket}: ${res.status} ${await res.text()}`)
+  return bucket
+}

@@ -13,13 +13,14 @@ Reads and writes exactly the items of Laravel's ``DynamoDbStore`` and
 import atexit as _atexit
 
 from . import _native
-from ._aio import AsyncHeartbeat, AsyncLock, AsyncStore
-from ._native import __version__, serialize, unserialize
-from ._sync import Heartbeat, Lock, Store
-from ._values import Backoff, Holder, PhpObject
+from ._aio import AsyncClaim, AsyncHeartbeat, AsyncLock, AsyncOnce, AsyncStore
+from ._native import Versioned, __version__, serialize, unserialize
+from ._sync import Claim, Heartbeat, Lock, Once, Store
+from ._values import Backoff, Holder, OnceResult, OnceStatus, PhpObject
 from .exceptions import (
     CodecError,
     ConfigError,
+    ConflictError,
     CredentialsError,
     DdblockError,
     InvalidKey,
@@ -35,12 +36,16 @@ from .exceptions import (
 )
 
 __all__ = [
+    "AsyncClaim",
     "AsyncHeartbeat",
     "AsyncLock",
+    "AsyncOnce",
     "AsyncStore",
     "Backoff",
+    "Claim",
     "CodecError",
     "ConfigError",
+    "ConflictError",
     "CredentialsError",
     "DdblockError",
     "Heartbeat",
@@ -50,6 +55,9 @@ __all__ = [
     "LeaseLost",
     "Lock",
     "LockTimeout",
+    "Once",
+    "OnceResult",
+    "OnceStatus",
     "OutcomeUnknown",
     "PhpObject",
     "ServiceError",
@@ -58,6 +66,7 @@ __all__ = [
     "Throttled",
     "TransportError",
     "UnsupportedError",
+    "Versioned",
     "__version__",
     "serialize",
     "unserialize",
