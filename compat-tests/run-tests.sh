@@ -37,6 +37,7 @@ step_docs() {
     python3 compat-tests/docs/snippets.py
 }
 step_php-driver() { bash bindings/php/test.sh; }
+step_fuzz() { fuzz/run.sh smoke; }
 
 STEPS=(
     "fmt|rustfmt check: cargo fmt --all -- --check"
@@ -47,15 +48,18 @@ STEPS=(
     "node|Node binding (napi-rs): bindings/node/test.sh (debug build, index.d.ts drift, tsc, node --test)"
     "php-driver|PHP driver ddblock/laravel: bindings/php/test.sh (php -l, phpcs PSR-12, conformance vectors, PHPUnit on Laravel 8.83 and 13 with the CLI, Python and Node as peers)"
     "docs|every code block of README.md and docs/, run as written: compat-tests/docs/snippets.py"
+    "fuzz|fuzz smoke run: fuzz/run.sh smoke (cargo fuzz: each target ${FUZZ_SMOKE_SECONDS:-5} s from its seeds, generated from the PHP fixtures)"
 )
 
 # Waves: a step starts once every step of the waves before it has ended. The
 # PHP driver's cross-language tests and the snippets need the Python and Node
-# bindings those steps build.
+# bindings those steps build. The fuzz step builds into its own target dir
+# (target/fuzz: instrumented, so nothing is shared), so it never waits on
+# cargo's lock; it runs last, beside the mostly-waiting PHP and docs steps.
 WAVES=(
     "fmt clippy"
     "test php python node"
-    "php-driver docs"
+    "php-driver docs fuzz"
 )
 
 # --- plumbing --------------------------------------------------------------------
