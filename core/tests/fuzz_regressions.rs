@@ -53,3 +53,37 @@ fn enum_case_copies_count_against_max_bytes() {
     let e = refused(&input, &Limits::default());
     assert!(e.message.contains("max_bytes"), "{e}");
 }
+
+/// A zero whose exponent does not fit in 64 bits (`0E99999999999999999999`) is a valid DynamoDB
+/// number (`check_dynamodb_number` accepts it: a zero passes any range check), but `same_as`
+/// compared it as text, so it was not the same number as `0` or `00E99999999999999999999`,
+/// unlike DynamoDB's `=`. A zero mantissa is zero whatever the exponent. (The `item` target's
+/// `same_as` property; it skipped such zeros until the fix; seed regress-zero-huge-exponent.)
+#[test]
+fn zero_with_exponent_beyond_i64_is_zero() {
+    use ddblock::StoredValue::{Number, String as Str};
+    let n = |s: &str| Number(s.to_owned());
+    let seed = include_bytes!("../../fuzz/seeds/item/regress-zero-huge-exponent");
+    let huge = std::str::from_utf8(&seed[1..]).unwrap();
+    assert_eq!(huge, "-.0E922337203685477223372030");
+    assert!(codec::numeric::check_dynamodb_number(huge).is_ok());
+    for zero in [
+        "0",
+        "-0",
+        "0.0",
+        "00E99999999999999999999",
+        "0e-99999999999999999999",
+        huge,
+    ] {
+        assert!(n(huge).same_as(&n(zero)), "{huge} = {zero}");
+        assert!(n(zero).same_as(&n(huge)), "{zero} = {huge}");
+    }
+    assert!(!n(huge).same_as(&n("1")));
+    assert!(!n("1").same_as(&n(huge)));
+    assert!(!n(huge).same_as(&Str("0".to_owned())));
+    // Still not numbers: an exponent marker without digits.
+    assert!(!n("0E").same_as(&n("0")));
+    assert!(!n("0E+").same_as(&n("0")));
+    // A non-zero number with such an exponent is out of range and still compared as text.
+    assert!(!n("1e9223372036854775807").same_as(&n("10e9223372036854775807")));
+}
