@@ -7,7 +7,8 @@
 #   fuzz/run.sh list                         the targets
 #
 # Smoke: FUZZ_SMOKE_SECONDS per target (default 5) of coverage-guided fuzzing that starts from
-# fuzz/seeds/TARGET (replayed first, so a regression seed fails at once), in a scratch corpus.
+# fuzz/seeds/TARGET (replayed first, so a regression seed fails at once), in a scratch corpus;
+# a failing input is kept in fuzz/artifacts/TARGET/ (gitignored).
 # Campaign: RUNS executions (default 10000000), corpus fuzz/corpus/TARGET (kept, gitignored,
 # seeded from fuzz/seeds/TARGET); prints one figures line at the end. Either stops at the first
 # failure, prints the input (base64) and the repro command, and exits non-zero.
@@ -80,12 +81,12 @@ smoke() {
     scratch="$(mktemp -d)"
     trap 'rm -rf "$scratch"' RETURN
     for t in "${targets[@]}"; do
-        mkdir -p "$scratch/$t"
+        mkdir -p "$scratch/$t" "$HERE/artifacts/$t"
         log="$scratch/$t.log"
         local t0=$SECONDS
         if cargo fuzz run --dev -s none --target-dir "$TARGET_DIR" "$t" "$scratch/$t" "$HERE/seeds/$t" -- \
             $(libfuzzer_args "$t") -max_total_time="$SMOKE_SECONDS" \
-            -artifact_prefix="$scratch/$t-" >"$log" 2>&1; then
+            -artifact_prefix="$HERE/artifacts/$t/" >"$log" 2>&1; then
             echo "== $t: ok, $(stats_line "$log") ($((SECONDS - t0)) s)"
         else
             report_failure "$t" "$log"
@@ -145,5 +146,5 @@ case ${1:-} in
     campaign) shift; campaign "$@" ;;
     repro) shift; repro "$@" ;;
     list) printf '%s\n' "${TARGETS[@]}" ;;
-    *) sed -n '2,17p' "$0"; exit 2 ;;
+    *) sed -n '2,18p' "$0"; exit 2 ;;
 esac
