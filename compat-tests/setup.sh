@@ -47,11 +47,13 @@ command -v curl >/dev/null 2>&1 || missing+=(curl)
 command -v python3 >/dev/null 2>&1 || missing+=(python3 python3-venv)
 command -v node >/dev/null 2>&1 || missing+=(nodejs)
 command -v npm >/dev/null 2>&1 || missing+=(npm)
+# faketime (libfaketime): runs one lock worker with a skewed clock (bindings/cli/tests/clock_skew.rs).
+command -v faketime >/dev/null 2>&1 || missing+=(faketime)
 command -v c++ >/dev/null 2>&1 || missing+=(g++)
 if [[ ${#missing[@]} -gt 0 ]]; then
     apt_install "${missing[@]}"
 fi
-log "base tools: ok (curl, python3 $(python3 -c 'import platform; print(platform.python_version())'), node $(node --version))"
+log "base tools: ok (curl, faketime, python3 $(python3 -c 'import platform; print(platform.python_version())'), node $(node --version))"
 
 # --- PHP, Laravel, the AWS SDK for PHP, PHPUnit (Laravel interop tests, PHP driver) ----
 # Debian packages: php-cli, php-curl, php-mbstring, php-xml; php-laravel-framework (the whole

@@ -9,6 +9,14 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/** A running heartbeat: refreshes the lock until stopped. */
+export declare class NativeHeartbeat {
+  /** Resolves with the reason when the lease is lost, or `null` once stopped without a loss. */
+  lost(): Promise<string | null>
+  /** Stops refreshing; resolves with the reason the lease was lost, or `null`. */
+  stop(): Promise<string | null>
+}
+
 /** A named lock with an owner token; every method is one request (or a wait loop). */
 export declare class NativeLock {
   /** The lock name as given. */
@@ -17,8 +25,14 @@ export declare class NativeLock {
   get owner(): string
   /** The ttl in seconds (0 was turned into 86400). */
   get ttl(): number
+  /** The fencing token of this handle's acquisition (`null` when it holds none). */
+  get fence(): number | null
+  /** Milliseconds this handle's lease still lasts by the local monotonic clock (`null`: none). */
+  remainingMs(): number | null
+  /** Starts refreshing the held lock in the background (the core's heartbeat). */
+  heartbeat(): Promise<NativeHeartbeat>
   /**
-   * Takes the lock: one conditional PutItem without `waitMs`; with it, retries for up to
+   * Takes the lock: one conditional UpdateItem without `waitMs`; with it, retries for up to
    * `waitMs`. True when the lock is ours, false when someone else still holds it.
    */
   acquire(waitMs?: number | undefined | null): Promise<boolean>
@@ -99,7 +113,7 @@ export type Store = NativeStore
 
 /** One doctor check. */
 export interface Check {
-  /** `table`, `key_schema`, `ttl`, `expired_items`, `default_ttl_locks`, `invalid_items`. */
+  /** `table`, `key_schema`, `ttl`, `expired_items`, `default_ttl_locks`, `invalid_items`, `layout`. */
   id: string
   /** `ok`, `warn`, `fail`, `unknown`, `skipped`. */
   status: string
@@ -142,6 +156,8 @@ export interface Holder {
   owner?: string
   /** Unix time (seconds) the lock expires at; absent for an item without expiry. */
   expiresAt?: number
+  /** The fencing token of the holder's acquisition (absent for a lock Laravel wrote). */
+  fence?: number
 }
 
 /**
@@ -152,7 +168,7 @@ export interface Holder {
 export interface StoreOptions {
   /** Table name (default `cache`). */
   table?: string
-  /** Laravel's `cache.prefix`, as configured (default empty). */
+  /** Laravel's `cache.prefix`, as configured (default: Laravel's own from `APP_NAME`, see docs/configuration.md). */
   prefix?: string
   /** `laravel8` (8–10), `laravel11` or `laravel12` (12+, default). */
   layout?: string
@@ -174,6 +190,10 @@ export interface StoreOptions {
   attemptTimeoutMs?: number
   /** Attempts per request including the first (default 3). */
   maxAttempts?: number
+  /** How long past its expiry a lock must be before it is taken over, in ms (default 2000). */
+  clockSkewMarginMs?: number
+  /** How often `withLock`'s heartbeat refreshes the lock, in ms (default: a third of the ttl). */
+  heartbeatIntervalMs?: number
 }
 
 /** What `createTable` did. */

@@ -835,6 +835,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.NativeHeartbeat = nativeBinding.NativeHeartbeat
 module.exports.NativeLock = nativeBinding.NativeLock
 module.exports.Lock = nativeBinding.Lock
 module.exports.NativeStore = nativeBinding.NativeStore

@@ -37,6 +37,8 @@ export type ErrorCode =
   | 'TABLE_NOT_FOUND'
   | 'THROTTLED'
   | 'LOCK_TIMEOUT'
+  | 'OUTCOME_UNKNOWN'
+  | 'LEASE_LOST'
   | 'CODEC'
   | 'SERVICE'
   | 'TRANSPORT'
@@ -50,6 +52,16 @@ export declare class DdblockError extends Error {
   readonly code: ErrorCode
   /** DynamoDB's error code, for `SERVICE` and `THROTTLED`. */
   readonly serviceCode?: string
+  /** `withLock`: the callback's result, when it finished before the lease was lost or the release failed. */
+  readonly value?: unknown
+}
+
+/** A running heartbeat (see `withLock`). */
+export interface Heartbeat {
+  /** Resolves with the reason when the lease is lost, or `null` once stopped without a loss. */
+  lost(): Promise<string | null>
+  /** Stops refreshing; the reason the lease was lost, or `null`. */
+  stop(): Promise<string | null>
 }
 
 export interface AcquireOptions {
@@ -61,6 +73,12 @@ export declare class Lock {
   readonly name: string
   readonly owner: string
   readonly ttl: number
+  /** The fencing token of this handle's acquisition (`null` when it holds none). */
+  readonly fence: number | null
+  /** Milliseconds the lease still lasts by the local monotonic clock (`null`: none held). */
+  remainingMs(): number | null
+  /** Starts the core's heartbeat, refreshing the held lock until stopped. */
+  heartbeat(): Promise<Heartbeat>
   acquire(options?: AcquireOptions): Promise<boolean>
   /** Laravel's `block`: the expiry (Unix seconds), or rejects with `LOCK_TIMEOUT`. */
   block(timeoutMs: number): Promise<number>
@@ -93,7 +111,7 @@ export declare class Store {
   readonly endpoint: string | null
   lock(name: string, options?: LockOptions): Lock
   restoreLock(name: string, owner: string): Lock
-  withLock<T>(name: string, options: WithLockOptions, fn: (lock: Lock) => Promise<T> | T): Promise<T>
+  withLock<T>(name: string, options: WithLockOptions, fn: (lock: Lock, signal: AbortSignal) => Promise<T> | T): Promise<T>
   get(key: string): Promise<PhpValue | undefined>
   many(keys: string[]): Promise<Record<string, PhpValue | undefined | DdblockError>>
   put(key: string, value: PhpInput, ttl: number): Promise<void>

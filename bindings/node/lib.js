@@ -18,6 +18,13 @@ class DdblockError extends Error {
   }
 }
 
+/** An error of `withLock` after the callback finished: its result is kept in `value`. */
+function withValue (e, value) {
+  const err = convert(e)
+  if (err instanceof Error) err.value = value
+  return err
+}
+
 const TAG = /^([A-Z_]+)(?:\[([^\]]*)\])?: ([\s\S]*)$/
 
 function convert (e) {
@@ -42,6 +49,12 @@ class Lock {
   get name () { return this.#n.name }
   get owner () { return this.#n.owner }
   get ttl () { return this.#n.ttl }
+  /** The fencing token of this handle's acquisition (`null` when it holds none). */
+  get fence () { return this.#n.fence }
+  /** Milliseconds the lease still lasts by the local monotonic clock (`null`: none held). */
+  remainingMs () { return this.#n.remainingMs() }
+  /** Starts the core's heartbeat (used by `withLock`): `{ lost(), stop() }`. */
+  async heartbeat () { return call(() => this.#n.heartbeat()) }
   /** `wait`: false/undefined = one attempt; `{ timeoutMs }` = retry until then. True when ours. */
   async acquire ({ wait } = {}) {
     return call(() => this.#n.acquire(wait ? (wait.timeoutMs ?? 0) : undefined))
@@ -69,18 +82,42 @@ class Store {
   get endpoint () { return this.#n.endpoint }
   lock (name, { ttl, owner } = {}) { return new Lock(call(() => this.#n.lock(name, ttl, owner))) }
   restoreLock (name, owner) { return new Lock(call(() => this.#n.lock(name, 0, owner))) }
-  /** Waits up to `timeoutMs` (default 0: one attempt) for the lock, runs `fn(lock)`, releases when it settles. */
+  /**
+   * Waits up to `timeoutMs` (default 0: one attempt) for the lock, runs `fn(lock, signal)` while
+   * the core's heartbeat keeps the lease, and releases when it settles. `signal` aborts (reason: a
+   * LEASE_LOST DdblockError) as soon as the lease is lost. A lease lost during the callback, or a
+   * failed release, rejects after it (never silently), with the callback's result in
+   * `error.value`; the callback's own error wins over both.
+   */
   async withLock (name, { ttl, timeoutMs = 0, owner } = {}, fn) {
     const lock = this.lock(name, { ttl, owner })
     await lock.block(timeoutMs)
+    const heartbeat = await lock.heartbeat()
+    const controller = new AbortController()
+    heartbeat.lost().then((reason) => {
+      if (reason != null) {
+        controller.abort(new DdblockError('LEASE_LOST', `lost the lease on lock \`${name}\`: ${reason}`))
+      }
+    }, () => {})
     let result
     try {
-      result = await fn(lock)
+      result = await fn(lock, controller.signal)
     } catch (e) {
+      await heartbeat.stop().catch(() => {})
       await lock.release().catch(() => {}) // the callback's error wins
       throw e
     }
-    await lock.release()
+    const lost = await heartbeat.stop()
+    let released
+    try {
+      released = await lock.release()
+    } catch (e) {
+      throw withValue(e, result)
+    }
+    if (lost != null || !released) {
+      const reason = lost ?? 'at release the lock was no longer ours: it expired and was taken over, or was released or force-released'
+      throw withValue(new DdblockError('LEASE_LOST', `lost the lease on lock \`${name}\`: ${reason}`), result)
+    }
     return result
   }
   async get (key) { return call(() => this.#n.get(key)) }

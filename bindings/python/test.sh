@@ -39,6 +39,8 @@ release=()
 [[ ${DDBLOCK_PY_RELEASE:-0} == 1 ]] && release=(--release)
 log "maturin develop ${release[*]}"
 maturin develop --quiet "${release[@]}"
+# DDBLOCK_BUILD_ONLY=1: stop once the extension is built (compat-tests/chaos.sh uses it).
+[[ ${DDBLOCK_BUILD_ONLY:-0} == 1 ]] && exit 0
 
 log "generated sources are current: _native.pyi (maturin generate-stubs), _sync.py (tools/unasync.py)"
 stubs="$(mktemp -d)"

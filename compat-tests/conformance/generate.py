@@ -1,16 +1,21 @@
 #!/usr/bin/env python3
-"""Writes the lock conformance vectors, compat-tests/conformance/v1/<layout>/<operation>.json.
+"""Writes the lock conformance vectors, compat-tests/conformance/v2/<layout>/<operation>.json.
 
-    python3 compat-tests/conformance/generate.py          # (re)write v1/
-    python3 compat-tests/conformance/generate.py --check  # fail if v1/ differs from this spec
+    python3 compat-tests/conformance/generate.py          # (re)write v2/
+    python3 compat-tests/conformance/generate.py --check  # fail if v2/ differs from this spec
 
 This file is the specification in executable form: every case below states the inputs, the
 table before, the exact DynamoDB requests (wire JSON, as the AWS SDKs send them), what the
 operation answers and the table after. Neither implementation is consulted: the Rust core
 (core/tests/conformance.rs) and the PHP driver (bindings/php/tests/ConformanceTest.php) each run
-every case against a real server and compare. The format is described in v1/README.md.
+every case against a real server and compare. The format is described in v2/README.md.
 
-A change here is a change of the wire format: bump the folder (v2/) for anything an older
+Version 2 is the lease protocol (issue 11): acquire is one UpdateItem that also writes the
+attempt id and the fencing token, with the clock-skew margin in Laravel's condition; only this
+attempt's own write is recovered; a write whose answer never comes is sent again, then cleaned up.
+v1/ (the PutItem acquire) is kept as history and no longer written or run.
+
+A change here is a change of the wire format: bump the folder (v3/) for anything an older
 implementation would get wrong, and say so in docs/format.md.
 """
 
@@ -22,16 +27,22 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-OUT = HERE / "v1"
-VERSION = 1
+OUT = HERE / "v2"
+VERSION = 2
 
 NOW = 1767225600  # 2026-01-01T00:00:00Z; the clock of every case (servers compare with :now only)
 OWNER = "y5lgfdhGNbGy3sTY"  # 16 characters of [A-Za-z0-9], as Laravel's Str::random() makes them
 OTHER = "Sm8axS7UsSjMZN8X"
 NUMERIC = "12345"
+ATTEMPT = "Qm3vT8kZr2LxW9aB"  # this acquire call's attempt id (16 characters of [A-Za-z0-9])
+OTHER_ATTEMPT = "h7GpX2nRc5YtK0sE"  # another acquire call's (another handle, process or language)
+FENCE_BASE = NOW * 1_000_000 + 250_000  # the client's clock in microseconds, 0.25 s past NOW
+MARGIN = 2  # the clock-skew margin, seconds (the default of every implementation)
 TABLE = "cache"
 PREFIX = "app_"
 NAME = "orders"
+FENCE = "ddblock_fence"
+ATTEMPT_ATTR = "ddblock_attempt"
 DEFAULT_ATTRS = {"key": "key", "value": "value", "expiration": "expires_at"}
 CUSTOM_ATTRS = {"key": "k", "value": "v", "expiration": "exp"}
 
@@ -64,6 +75,10 @@ def laravel_value(owner: str):
     return int(owner) if owner.isdigit() else owner
 
 
+def holder(owner: str, expires_at: int) -> dict:
+    return {"owner": owner, "expires_at": expires_at}
+
+
 class Ctx:
     """One case's inputs: layout, prefix, attribute names."""
 
@@ -76,9 +91,20 @@ class Ctx:
     def key(self) -> str:
         return lock_key(self.layout, self.prefix, NAME)
 
-    def item(self, owner: str, expires_at: int) -> dict:
+    def item(self, owner: str, expires_at: int, attempt: str | None = None, fence: int | None = None) -> dict:
+        """A lock item: Laravel's three attributes, plus ddblock's when a ddblock front wrote it
+        (stock Laravel's add() writes the three only, dropping the others)."""
         a = self.attrs
-        return {a["key"]: {"S": self.key}, a["value"]: stored(owner), a["expiration"]: {"N": str(expires_at)}}
+        item = {a["key"]: {"S": self.key}, a["value"]: stored(owner), a["expiration"]: {"N": str(expires_at)}}
+        if attempt is not None:
+            item[ATTEMPT_ATTR] = {"S": attempt}
+        if fence is not None:
+            item[FENCE] = {"N": str(fence)}
+        return item
+
+    def ours(self, owner: str, ttl: int, fence: int) -> dict:
+        """The item this case's acquire writes."""
+        return self.item(owner, NOW + effective_ttl(ttl), ATTEMPT, fence)
 
     def key_map(self) -> dict:
         return {self.attrs["key"]: {"S": self.key}}
@@ -94,18 +120,49 @@ class Ctx:
     def input(self, owner: str, ttl: int, **extra) -> dict:
         return {"prefix": self.prefix, "name": NAME, "owner": owner, "ttl": ttl, "now": NOW, **extra}
 
+    def acquire_input(self, owner: str, ttl: int) -> dict:
+        return self.input(owner, ttl, margin=MARGIN, attempt=ATTEMPT, fence_base=FENCE_BASE)
+
     # ---- the requests -------------------------------------------------------------------
-    def put(self, owner: str, ttl: int) -> dict:
+    def take(self, owner: str, ttl: int) -> dict:
         a = self.attrs
         return {
-            "operation": "PutItem",
+            "operation": "UpdateItem",
             "body": {
                 "TableName": TABLE,
-                "Item": self.item(owner, NOW + (ttl if ttl > 0 else 86400)),
+                "Key": self.key_map(),
+                "UpdateExpression": "SET #value = :owner, #expires_at = :expires_at, #attempt = :attempt, "
+                "#fence = if_not_exists(#fence, :fence_base) + :one",
                 "ConditionExpression": "attribute_not_exists(#key) OR #expires_at < :now",
-                "ExpressionAttributeNames": {"#key": a["key"], "#expires_at": a["expiration"]},
-                "ExpressionAttributeValues": {":now": {"N": str(NOW)}},
+                "ExpressionAttributeNames": {
+                    "#key": a["key"],
+                    "#value": a["value"],
+                    "#expires_at": a["expiration"],
+                    "#attempt": ATTEMPT_ATTR,
+                    "#fence": FENCE,
+                },
+                "ExpressionAttributeValues": {
+                    ":owner": stored(owner),
+                    ":expires_at": {"N": str(NOW + effective_ttl(ttl))},
+                    ":attempt": {"S": ATTEMPT},
+                    ":fence_base": {"N": str(FENCE_BASE)},
+                    ":one": {"N": "1"},
+                    ":now": {"N": str(NOW - MARGIN)},
+                },
+                "ReturnValues": "UPDATED_NEW",
                 "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+            },
+        }
+
+    def delete_attempt(self, owner: str) -> dict:
+        return {
+            "operation": "DeleteItem",
+            "body": {
+                "TableName": TABLE,
+                "Key": self.key_map(),
+                "ConditionExpression": "#value = :owner AND #attempt = :attempt",
+                "ExpressionAttributeNames": {"#value": self.attrs["value"], "#attempt": ATTEMPT_ATTR},
+                "ExpressionAttributeValues": {":owner": stored(owner), ":attempt": {"S": ATTEMPT}},
             },
         }
 
@@ -157,21 +214,27 @@ class Ctx:
         return req
 
 
-def case(cid, description, ctx: Ctx, inp, before, requests, outcome, laravel, after, without_all_old=None, **more):
+def effective_ttl(ttl: int) -> int:
+    return ttl if ttl > 0 else 86400
+
+
+def case(cid, description, ctx: Ctx, inp, before, requests, outcome, laravel, after, without_all_old=None,
+         faults=None):
     c = {
         "id": cid,
         "description": description,
         "table": ctx.table(),
         "input": inp,
         "before": before,
-        "requests": requests,
     }
+    if faults is not None:
+        c["faults"] = faults
+    c["requests"] = requests
     if without_all_old is not None:
         c["requests_without_all_old"] = without_all_old
     c["outcome"] = outcome
     c["laravel_result"] = laravel
     c["after"] = after
-    c.update(more)
     return c
 
 
@@ -180,63 +243,139 @@ def case(cid, description, ctx: Ctx, inp, before, requests, outcome, laravel, af
 
 def acquire(layout: str) -> dict:
     x = Ctx(layout)
+    first = FENCE_BASE + 1  # the fence of a first acquisition: the item had none
+
+    def acquired(owner, ttl, fence):
+        return {"acquired": {"expires_at": NOW + effective_ttl(ttl), "fence": fence}}
+
+    def held(cid, desc, before, who, expires_at, owner=OWNER, ctx=x):
+        """The condition fails on a live (or not yet past the margin) holder: one write, and on a
+        server that ignores ALL_OLD one consistent read."""
+        return case(cid, desc, ctx, ctx.acquire_input(owner, 10), before, [ctx.take(owner, 10)],
+                    {"held": holder(who, expires_at)}, False, before,
+                    without_all_old=[ctx.take(owner, 10), ctx.get()])
+
     cases = [
-        case("free", "Nobody holds the lock: the put writes Laravel's add() item.", x,
-             x.input(OWNER, 10), None, [x.put(OWNER, 10)], "acquired", True, x.item(OWNER, NOW + 10)),
+        case("free", "Nobody holds the lock: the UpdateItem writes Laravel's lock item (the "
+             "attributes add() writes) plus this attempt's id and the first fence, "
+             "fence_base + 1, which comes back in the answer (UPDATED_NEW).", x,
+             x.acquire_input(OWNER, 10), None, [x.take(OWNER, 10)], acquired(OWNER, 10, first), True,
+             x.ours(OWNER, 10, first)),
         case("ttl-0", "A ttl of 0 is Laravel's default of 86400 s.", x,
-             x.input(OWNER, 0), None, [x.put(OWNER, 0)], "acquired", True, x.item(OWNER, NOW + 86400)),
+             x.acquire_input(OWNER, 0), None, [x.take(OWNER, 0)], acquired(OWNER, 0, first), True,
+             x.ours(OWNER, 0, first)),
         case("numeric-owner", "A numeric owner is stored as N, as Laravel's add() stores it.", x,
-             x.input(NUMERIC, 10), None, [x.put(NUMERIC, 10)], "acquired", True, x.item(NUMERIC, NOW + 10)),
-        case("expired-holder", "Another owner's lock expired (expires_at < now): taken over.", x,
-             x.input(OWNER, 10), x.item(OTHER, NOW - 1), [x.put(OWNER, 10)], "acquired", True,
-             x.item(OWNER, NOW + 10)),
-        case("held", "Another owner holds it: the condition fails; the answer names the holder.", x,
-             x.input(OWNER, 10), x.item(OTHER, NOW + 30), [x.put(OWNER, 10)],
-             {"held": {"owner": OTHER, "expires_at": NOW + 30}}, False, x.item(OTHER, NOW + 30),
-             without_all_old=[x.put(OWNER, 10), x.get()]),
-        case("held-until-now", "expires_at == now: the item reads as expired but cannot be taken "
-             "over yet (the condition needs expires_at < now).", x,
-             x.input(OWNER, 10), x.item(OTHER, NOW), [x.put(OWNER, 10)],
-             {"held": {"owner": OTHER, "expires_at": NOW}}, False, x.item(OTHER, NOW),
-             without_all_old=[x.put(OWNER, 10), x.get()]),
-        case("recovered", "The item already carries our owner: an earlier put of ours landed and "
-             "its answer was lost (the SDK retried). Acquired, and the earlier expiry stands. "
-             "(Stock Laravel's add() answers false here.)", x,
-             x.input(OWNER, 10), x.item(OWNER, NOW + 5), [x.put(OWNER, 10)],
-             "recovered", True, x.item(OWNER, NOW + 5),
-             without_all_old=[x.put(OWNER, 10), x.get()]),
-        case("recovered-numeric", "Recovery compares as DynamoDB does: a numeric owner's N item.", x,
-             x.input(NUMERIC, 10), x.item(NUMERIC, NOW + 5), [x.put(NUMERIC, 10)],
-             "recovered", True, x.item(NUMERIC, NOW + 5),
-             without_all_old=[x.put(NUMERIC, 10), x.get()]),
+             x.acquire_input(NUMERIC, 10), None, [x.take(NUMERIC, 10)], acquired(NUMERIC, 10, first), True,
+             x.ours(NUMERIC, 10, first)),
+        case("expired-past-margin", "Another owner's lock expired 3 s ago, more than the margin "
+             "(expires_at < now - margin): taken over; the fence grows by one.", x,
+             x.acquire_input(OWNER, 10), x.item(OTHER, NOW - 3, OTHER_ATTEMPT, 41), [x.take(OWNER, 10)],
+             acquired(OWNER, 10, 42), True, x.ours(OWNER, 10, 42)),
+        held("expired-within-margin", "Another owner's lock expired 1 s ago, within the clock-skew "
+             "margin: still held (its holder's clock may be behind ours). The answer names it; its "
+             "expires_at is already past.", x.item(OTHER, NOW - 1, OTHER_ATTEMPT, 41), OTHER, NOW - 1),
+        held("expired-at-margin", "expires_at == now - margin: not yet taken over (the condition "
+             "needs expires_at < now - margin).", x.item(OTHER, NOW - MARGIN, OTHER_ATTEMPT, 41), OTHER,
+             NOW - MARGIN),
+        held("held", "Another owner holds it: the condition fails; the answer names the holder.",
+             x.item(OTHER, NOW + 30, OTHER_ATTEMPT, 7), OTHER, NOW + 30),
+        held("held-until-now", "expires_at == now: the item reads as expired but cannot be taken "
+             "over.", x.item(OTHER, NOW, OTHER_ATTEMPT, 7), OTHER, NOW),
+        held("held-by-laravel", "Stock Laravel's add() wrote the lock (no ddblock attributes): held "
+             "like any other.", x.item(OTHER, NOW + 30), OTHER, NOW + 30),
+        case("recovered", "The item carries this attempt's id: an earlier send of this very call "
+             "landed and its answer was lost (the SDK or the implementation sent it again). "
+             "Acquired without a read; the earlier expiry and fence stand.", x,
+             x.acquire_input(OWNER, 10), x.item(OWNER, NOW + 5, ATTEMPT, 77), [x.take(OWNER, 10)],
+             {"recovered": {"expires_at": NOW + 5, "fence": 77}}, True, x.item(OWNER, NOW + 5, ATTEMPT, 77),
+             without_all_old=[x.take(OWNER, 10), x.get()]),
+        case("recovered-numeric", "Recovery of a numeric owner's write (N item).", x,
+             x.acquire_input(NUMERIC, 10), x.item(NUMERIC, NOW + 5, ATTEMPT, 77), [x.take(NUMERIC, 10)],
+             {"recovered": {"expires_at": NOW + 5, "fence": 77}}, True, x.item(NUMERIC, NOW + 5, ATTEMPT, 77),
+             without_all_old=[x.take(NUMERIC, 10), x.get()]),
+        held("same-owner-other-attempt", "Our owner, another attempt's write: another handle or "
+             "process with the same owner holds it (restoreLock(name, owner)->get() while held). "
+             "Refused, as Laravel refuses it.", x.item(OWNER, NOW + 5, OTHER_ATTEMPT, 77), OWNER, NOW + 5),
+        held("same-owner-laravel", "Our owner, written by stock Laravel (no attempt id): refused.",
+             x.item(OWNER, NOW + 5), OWNER, NOW + 5),
+        case("own-attempt-expired", "This attempt's own write, already expired (expires_at <= now) "
+             "but not past the margin: not a lease. Written again, at most 3 writes per call; with "
+             "the clock still, the last holder seen is reported.", x,
+             x.acquire_input(OWNER, 10), x.item(OWNER, NOW - 1, ATTEMPT, 77), [x.take(OWNER, 10)] * 3,
+             {"held": holder(OWNER, NOW - 1)}, False, x.item(OWNER, NOW - 1, ATTEMPT, 77),
+             without_all_old=[x.take(OWNER, 10), x.get()] * 3),
+        case("fence-after-laravel", "Stock Laravel's add() overwrote the item and dropped the fence; "
+             "its lock expired past the margin: taken over, the fence starts again from "
+             "fence_base + 1 (the client's clock in microseconds, above every earlier fence).", x,
+             x.acquire_input(OWNER, 10), x.item(OTHER, NOW - 3), [x.take(OWNER, 10)],
+             acquired(OWNER, 10, first), True, x.ours(OWNER, 10, first)),
+        case("unknown-outcome-landed", "No answer ever comes to the UpdateItem (the write lands; "
+             "faults.answers_lost): it is sent again once with the same attempt id, then cleaned up "
+             "with a DeleteItem conditioned on our owner and attempt id, which deletes the write. "
+             "The call fails saying the outcome was unknown and the clean-up deleted it.", x,
+             x.acquire_input(OWNER, 10), None, [x.take(OWNER, 10), x.take(OWNER, 10), x.delete_attempt(OWNER)],
+             {"outcome_unknown": {"cleanup": "deleted"}}, {"throws": "outcome_unknown", "cleanup": "deleted"},
+             None, faults={"answers_lost": ["UpdateItem"]}),
+        case("unknown-outcome-not-landed", "No answer to the UpdateItem, which found another "
+             "owner's lock: the clean-up finds nothing of this attempt's and deletes nothing.", x,
+             x.acquire_input(OWNER, 10), x.item(OTHER, NOW + 30, OTHER_ATTEMPT, 7),
+             [x.take(OWNER, 10), x.take(OWNER, 10), x.delete_attempt(OWNER)],
+             {"outcome_unknown": {"cleanup": "not_found"}}, {"throws": "outcome_unknown", "cleanup": "not_found"},
+             x.item(OTHER, NOW + 30, OTHER_ATTEMPT, 7), faults={"answers_lost": ["UpdateItem"]}),
+        case("unknown-outcome-cleanup-failed", "No answer to the UpdateItem, and the clean-up "
+             "DeleteItem never reaches the server (faults.requests_lost): the call fails saying the "
+             "clean-up failed too; the write stays until its expiry.", x,
+             x.acquire_input(OWNER, 10), None, [x.take(OWNER, 10), x.take(OWNER, 10), x.delete_attempt(OWNER)],
+             {"outcome_unknown": {"cleanup": "failed"}}, {"throws": "outcome_unknown", "cleanup": "failed"},
+             x.ours(OWNER, 10, first), faults={"answers_lost": ["UpdateItem"], "requests_lost": ["DeleteItem"]}),
     ]
     e = Ctx(layout, prefix="")
     cases.append(case("no-prefix", "Without a prefix every layout's lock key is the bare name.", e,
-                      e.input(OWNER, 10), None, [e.put(OWNER, 10)], "acquired", True, e.item(OWNER, NOW + 10)))
+                      e.acquire_input(OWNER, 10), None, [e.take(OWNER, 10)], acquired(OWNER, 10, first), True,
+                      e.ours(OWNER, 10, first)))
     c = Ctx(layout, attrs=CUSTOM_ATTRS)
-    cases.append(case("custom-attributes", "Attribute names from stores.dynamodb.attributes "
-                      "(key, value, expiration).", c, c.input(OWNER, 10), c.item(OTHER, NOW + 30),
-                      [c.put(OWNER, 10)], {"held": {"owner": OTHER, "expires_at": NOW + 30}}, False,
-                      c.item(OTHER, NOW + 30), without_all_old=[c.put(OWNER, 10), c.get()]))
+    cases.append(case("custom-attributes", "Attribute names from stores.dynamodb.attributes (key, "
+                      "value, expiration); ddblock's own attribute names do not change.", c,
+                      c.acquire_input(OWNER, 10), c.item(OTHER, NOW - 3, OTHER_ATTEMPT, 41), [c.take(OWNER, 10)],
+                      acquired(OWNER, 10, 42), True, c.ours(OWNER, 10, 42)))
+    cases.append(held("custom-attributes-held", "Custom attribute names, held by another owner.",
+                      c.item(OTHER, NOW + 30, OTHER_ATTEMPT, 7), OTHER, NOW + 30, ctx=c))
     return {
-        "summary": "Take the lock: Laravel's add() PutItem (same item, same condition) plus "
-        "ReturnValuesOnConditionCheckFailure ALL_OLD, so a retry of our own lost write is "
-        "recognised without a read.",
+        "summary": "Take the lock: ONE UpdateItem that writes Laravel's lock item (the value and "
+        "expires_at add() writes) plus ddblock_attempt (this call's attempt id) and ddblock_fence "
+        "(if_not_exists(#fence, :fence_base) + :one), conditioned like add() but with the "
+        "clock-skew margin in :now (now - margin); UPDATED_NEW returns the fence, ALL_OLD the "
+        "holder of a failed condition.",
         "answers": [
-            {"answer": "200", "outcome": "acquired", "meaning": "the lock is ours until now + ttl"},
-            {"answer": "ConditionalCheckFailedException with Item carrying our owner (typed as stored)",
-             "outcome": "recovered",
-             "meaning": "an earlier put of ours committed and its answer was lost; the lock is ours "
-             "and the Item's expiry stands"},
-            {"answer": "ConditionalCheckFailedException with Item carrying another owner",
-             "outcome": "held", "meaning": "another owner holds it until the Item's expires_at; "
-             "if that expiry is already < now (our clock moved on), put again (at most 3 puts)"},
-            {"answer": "ConditionalCheckFailedException without Item",
-             "outcome": "read", "meaning": "the server ignores ALL_OLD (dynalite): one GetItem with "
-             "ConsistentRead decides as above; no item means it was freed meanwhile: put again"},
-            {"answer": "any other error", "outcome": "error",
-             "meaning": "the request failed (throttling past the SDK's retries, missing table, "
-             "network); an exception, never false"},
+            {"answer": "200 with Attributes", "outcome": "acquired",
+             "meaning": "the lock is ours until now + ttl; Attributes.ddblock_fence is this "
+             "acquisition's fencing token"},
+            {"answer": "ConditionalCheckFailedException with Item carrying this call's attempt id, "
+             "expires_at > now", "outcome": "recovered",
+             "meaning": "an earlier send of this same call committed and its answer was lost; the lock "
+             "is ours, the Item's expiry and fence stand"},
+            {"answer": "ConditionalCheckFailedException with Item carrying this call's attempt id, "
+             "expires_at <= now", "outcome": "write again",
+             "meaning": "our own write, already expired: not a lease; write again (at most 3 writes "
+             "per call, then held by the last Item seen)"},
+            {"answer": "ConditionalCheckFailedException with any other Item", "outcome": "held",
+             "meaning": "someone holds it: another owner, or our owner through another handle, "
+             "process or language (another attempt id, or none: stock Laravel). If its expires_at "
+             "is already < now - margin by our clock now, write again (at most 3 writes)"},
+            {"answer": "ConditionalCheckFailedException without Item", "outcome": "read",
+             "meaning": "the server ignores ALL_OLD (dynalite): one GetItem with ConsistentRead "
+             "decides as above; no item means it was freed meanwhile: write again"},
+            {"answer": "no answer after the SDK's retries (timeout, connection reset or closed after "
+             "the request was sent, 5xx)", "outcome": "outcome_unknown",
+             "meaning": "the write may have landed: send the same write (same attempt id) again, "
+             "once or while a deadline allows (an answer then decides as above), then delete it "
+             "with DeleteItem conditioned on #value = :owner AND #attempt = :attempt and fail "
+             "saying the outcome was unknown and what the clean-up found: deleted (the write had "
+             "landed), not_found (nothing of this attempt's), failed (the lock may be ours until "
+             "its expiry)"},
+            {"answer": "any other error (throttling past the SDK's retries, missing table, a "
+             "connection that was never made)", "outcome": "error",
+             "meaning": "nothing was written; an exception, never false"},
         ],
         "cases": cases,
     }
@@ -244,34 +383,56 @@ def acquire(layout: str) -> dict:
 
 def release(layout: str) -> dict:
     x = Ctx(layout)
+
+    def not_held(cid, desc, before, after, owner=OWNER):
+        return case(cid, desc, x, x.input(owner, 10), before, [x.delete_owned(owner), x.get(optional=True)],
+                    "not_held", False, after, without_all_old=[x.delete_owned(owner), x.get(optional=True)])
+
     cases = [
         case("ours", "Our live lock: deleted by one conditional DeleteItem, no read.", x,
+             x.input(OWNER, 10), x.item(OWNER, NOW + 10, ATTEMPT, 5), [x.delete_owned(OWNER)], "released",
+             True, None),
+        case("ours-other-handle", "Our owner, written by another handle's attempt (a lock restored in "
+             "another process): the owner releases it; attempt ids play no part in a release.", x,
+             x.input(OWNER, 10), x.item(OWNER, NOW + 10, OTHER_ATTEMPT, 5), [x.delete_owned(OWNER)],
+             "released", True, None),
+        case("ours-laravel", "Our owner, written by stock Laravel (no ddblock attributes): released.", x,
              x.input(OWNER, 10), x.item(OWNER, NOW + 10), [x.delete_owned(OWNER)], "released", True, None),
         case("ours-expired", "Our lock expired but is still in the table: still ours, deleted. "
              "(Stock Laravel reads it as gone and leaves it.)", x,
-             x.input(OWNER, 10), x.item(OWNER, NOW - 1), [x.delete_owned(OWNER)], "released", True, None),
+             x.input(OWNER, 10), x.item(OWNER, NOW - 1, ATTEMPT, 5), [x.delete_owned(OWNER)], "released",
+             True, None),
         case("numeric-owner", "A numeric owner (N) is released. (Stock Laravel compares the int it "
              "reads back with the string owner using === and never releases it.)", x,
-             x.input(NUMERIC, 10), x.item(NUMERIC, NOW + 10), [x.delete_owned(NUMERIC)], "released", True, None),
+             x.input(NUMERIC, 10), x.item(NUMERIC, NOW + 10, ATTEMPT, 5), [x.delete_owned(NUMERIC)], "released",
+             True, None),
         case("held-by-other", "Another owner holds it (ours expired and was taken over): nothing "
              "is deleted; the answer names the holder.", x,
-             x.input(OWNER, 10), x.item(OTHER, NOW + 30), [x.delete_owned(OWNER)],
-             {"held_by_other": {"owner": OTHER, "expires_at": NOW + 30}}, False, x.item(OTHER, NOW + 30),
+             x.input(OWNER, 10), x.item(OTHER, NOW + 30, OTHER_ATTEMPT, 6), [x.delete_owned(OWNER)],
+             {"held_by_other": holder(OTHER, NOW + 30)}, False, x.item(OTHER, NOW + 30, OTHER_ATTEMPT, 6),
              without_all_old=[x.delete_owned(OWNER), x.get(optional=True)]),
-        case("missing", "No lock item (released already, force-released or swept).", x,
-             x.input(OWNER, 10), None, [x.delete_owned(OWNER), x.get(optional=True)], "not_held", False, None,
-             without_all_old=[x.delete_owned(OWNER), x.get(optional=True)]),
+        not_held("expired-other", "Another owner's lock, already expired (now >= expires_at): "
+                 "nothing is deleted and nobody is named (nobody holds it).",
+                 x.item(OTHER, NOW - 1, OTHER_ATTEMPT, 6), x.item(OTHER, NOW - 1, OTHER_ATTEMPT, 6)),
+        not_held("expired-other-at-now", "Another owner's lock at its expiry second (expires_at == now) "
+                 "reads as expired: not held.", x.item(OTHER, NOW), x.item(OTHER, NOW)),
+        not_held("missing", "No lock item (released already, force-released or swept).", None, None),
     ]
     c = Ctx(layout, attrs=CUSTOM_ATTRS)
     cases.append(case("custom-attributes", "Attribute names from stores.dynamodb.attributes.", c,
-                      c.input(OWNER, 10), c.item(OWNER, NOW + 10), [c.delete_owned(OWNER)], "released", True, None))
+                      c.input(OWNER, 10), c.item(OWNER, NOW + 10, ATTEMPT, 5), [c.delete_owned(OWNER)],
+                      "released", True, None))
     return {
         "summary": "Release the lock: ONE DeleteItem conditioned on #value = :owner, the owner typed "
         "as stored (N for numeric owners). No read before it.",
         "answers": [
             {"answer": "200", "outcome": "released", "meaning": "our lock was deleted"},
-            {"answer": "ConditionalCheckFailedException with Item", "outcome": "held_by_other",
-             "meaning": "another owner holds it (named by the Item); nothing was deleted"},
+            {"answer": "ConditionalCheckFailedException with Item, now < expires_at",
+             "outcome": "held_by_other", "meaning": "another owner holds it (named by the Item); "
+             "nothing was deleted"},
+            {"answer": "ConditionalCheckFailedException with Item, now >= expires_at",
+             "outcome": "not_held", "meaning": "only an expired lock of another owner is there: "
+             "nobody holds it, nobody is named; nothing was deleted"},
             {"answer": "ConditionalCheckFailedException without Item", "outcome": "not_held",
              "meaning": "no lock item (on a server that ignores ALL_OLD, an implementation that "
              "reports the holder tells the two apart with one consistent GetItem; one that answers "
@@ -295,6 +456,8 @@ def force_release(layout: str) -> dict:
         ],
         "cases": [
             case("held-by-other", "Deletes another owner's live lock.", x, x.input(OWNER, 10),
+                 x.item(OTHER, NOW + 30, OTHER_ATTEMPT, 6), [x.delete_any()], "deleted", None, None),
+            case("held-by-laravel", "Deletes a lock stock Laravel wrote.", x, x.input(OWNER, 10),
                  x.item(OTHER, NOW + 30), [x.delete_any()], "deleted", None, None),
             case("missing", "Nothing to delete is not an error.", x, x.input(OWNER, 10),
                  None, [x.delete_any()], "deleted", None, None),
@@ -309,10 +472,11 @@ def refresh(layout: str) -> dict:
         return case(cid, desc, ctx, ctx.input(owner, 10, seconds=seconds), before,
                     [ctx.update(owner, effective)], outcome, outcome == "refreshed", after)
 
+    c = Ctx(layout, attrs=CUSTOM_ATTRS)
     return {
         "summary": "Extend our live lock: the UpdateItem of Laravel 12.63+'s refresh(), condition "
         "attribute_exists(#key) AND #value = :owner AND #expires_at > :now. seconds null means "
-        "the lock's ttl; 0 or less means 86400.",
+        "the lock's ttl; 0 or less means 86400. The attempt id and fence stay as they are.",
         "answers": [
             {"answer": "200", "outcome": "refreshed", "meaning": "our lock now expires at now + seconds"},
             {"answer": "ConditionalCheckFailedException", "outcome": "not_refreshed",
@@ -320,22 +484,23 @@ def refresh(layout: str) -> dict:
             {"answer": "any other error", "outcome": "error", "meaning": "an exception"},
         ],
         "cases": [
-            r("ours", "Our live lock, 30 s more.", OWNER, 30, x.item(OWNER, NOW + 5), 30, "refreshed",
-              x.item(OWNER, NOW + 30)),
-            r("lock-ttl", "seconds null: the lock's own ttl (10).", OWNER, None, x.item(OWNER, NOW + 5), 10,
-              "refreshed", x.item(OWNER, NOW + 10)),
-            r("zero", "seconds 0: 86400, as Laravel's refresh().", OWNER, 0, x.item(OWNER, NOW + 5), 86400,
-              "refreshed", x.item(OWNER, NOW + 86400)),
+            r("ours", "Our live lock, 30 s more; the attempt id and fence are kept.", OWNER, 30,
+              x.item(OWNER, NOW + 5, ATTEMPT, 42), 30, "refreshed", x.item(OWNER, NOW + 30, ATTEMPT, 42)),
+            r("ours-laravel", "Our owner's lock written by stock Laravel (no ddblock attributes).", OWNER, 30,
+              x.item(OWNER, NOW + 5), 30, "refreshed", x.item(OWNER, NOW + 30)),
+            r("lock-ttl", "seconds null: the lock's own ttl (10).", OWNER, None, x.item(OWNER, NOW + 5, ATTEMPT, 42),
+              10, "refreshed", x.item(OWNER, NOW + 10, ATTEMPT, 42)),
+            r("zero", "seconds 0: 86400, as Laravel's refresh().", OWNER, 0, x.item(OWNER, NOW + 5, ATTEMPT, 42),
+              86400, "refreshed", x.item(OWNER, NOW + 86400, ATTEMPT, 42)),
             r("numeric-owner", "A numeric owner (N) refreshes its lock.", NUMERIC, 30,
-              x.item(NUMERIC, NOW + 5), 30, "refreshed", x.item(NUMERIC, NOW + 30)),
-            r("held-by-other", "Another owner's lock is left alone.", OWNER, 30, x.item(OTHER, NOW + 30), 30,
-              "not_refreshed", x.item(OTHER, NOW + 30)),
+              x.item(NUMERIC, NOW + 5, ATTEMPT, 42), 30, "refreshed", x.item(NUMERIC, NOW + 30, ATTEMPT, 42)),
+            r("held-by-other", "Another owner's lock is left alone.", OWNER, 30,
+              x.item(OTHER, NOW + 30, OTHER_ATTEMPT, 6), 30, "not_refreshed", x.item(OTHER, NOW + 30, OTHER_ATTEMPT, 6)),
             r("expired", "Our lock at its expiry second (expires_at == now) is not refreshed.", OWNER, 30,
-              x.item(OWNER, NOW), 30, "not_refreshed", x.item(OWNER, NOW)),
+              x.item(OWNER, NOW, ATTEMPT, 42), 30, "not_refreshed", x.item(OWNER, NOW, ATTEMPT, 42)),
             r("missing", "No lock item.", OWNER, 30, None, 30, "not_refreshed", None),
             r("custom-attributes", "Attribute names from stores.dynamodb.attributes.", OWNER, 30,
-              Ctx(layout, attrs=CUSTOM_ATTRS).item(OWNER, NOW + 5), 30, "refreshed",
-              Ctx(layout, attrs=CUSTOM_ATTRS).item(OWNER, NOW + 30), ctx=Ctx(layout, attrs=CUSTOM_ATTRS)),
+              c.item(OWNER, NOW + 5, ATTEMPT, 42), 30, "refreshed", c.item(OWNER, NOW + 30, ATTEMPT, 42), ctx=c),
         ],
     }
 
@@ -343,9 +508,9 @@ def refresh(layout: str) -> dict:
 def current_owner(layout: str) -> dict:
     x = Ctx(layout)
 
-    def o(cid, desc, before, holder, laravel):
+    def o(cid, desc, before, who, laravel):
         return case(cid, desc, x, x.input(OWNER, 10), before, [x.get()],
-                    {"holder": holder}, laravel, before)
+                    {"holder": who}, laravel, before)
 
     return {
         "summary": "Who holds the lock (Laravel's getCurrentOwner(), isLocked()): one GetItem with "
@@ -358,11 +523,13 @@ def current_owner(layout: str) -> dict:
             {"answer": "any other error", "outcome": "error", "meaning": "an exception"},
         ],
         "cases": [
-            o("held", "Held by a string owner.", x.item(OTHER, NOW + 30),
-              {"owner": OTHER, "expires_at": NOW + 30}, laravel_value(OTHER)),
-            o("numeric-owner", "Held by a numeric owner: Laravel's value is the int.", x.item(NUMERIC, NOW + 30),
-              {"owner": NUMERIC, "expires_at": NOW + 30}, laravel_value(NUMERIC)),
-            o("expired", "expires_at == now reads as expired (free).", x.item(OTHER, NOW), None, None),
+            o("held", "Held by a string owner (a ddblock front's item).", x.item(OTHER, NOW + 30, OTHER_ATTEMPT, 6),
+              holder(OTHER, NOW + 30), laravel_value(OTHER)),
+            o("held-by-laravel", "Held by a string owner (stock Laravel's item).", x.item(OTHER, NOW + 30),
+              holder(OTHER, NOW + 30), laravel_value(OTHER)),
+            o("numeric-owner", "Held by a numeric owner: Laravel's value is the int.",
+              x.item(NUMERIC, NOW + 30, OTHER_ATTEMPT, 6), holder(NUMERIC, NOW + 30), laravel_value(NUMERIC)),
+            o("expired", "expires_at == now reads as expired (free).", x.item(OTHER, NOW, OTHER_ATTEMPT, 6), None, None),
             o("missing", "No item.", None, None, None),
         ],
     }
@@ -377,18 +544,21 @@ def is_owned_by(layout: str) -> dict:
     return {
         "summary": "Whether an owner holds the lock (isOwnedBy(), isOwnedByCurrentProcess()): one "
         "GetItem with ConsistentRead true; the stored value compared as DynamoDB's #value = :owner "
-        "would (same type; N by numeric value).",
+        "would (same type; N by numeric value). Attempt ids play no part.",
         "answers": [
             {"answer": "Item carrying the owner, now < expires_at", "outcome": True, "meaning": "owned"},
             {"answer": "anything else", "outcome": False, "meaning": "not owned (free, expired, or another owner)"},
             {"answer": "any other error", "outcome": "error", "meaning": "an exception"},
         ],
         "cases": [
-            o("ours", "Our live lock.", OWNER, x.item(OWNER, NOW + 30), True),
-            o("other", "Another owner's lock.", OWNER, x.item(OTHER, NOW + 30), False),
+            o("ours", "Our live lock.", OWNER, x.item(OWNER, NOW + 30, ATTEMPT, 6), True),
+            o("ours-other-handle", "Our owner, another attempt's write: owned (by the owner, "
+              "whichever handle took it).", OWNER, x.item(OWNER, NOW + 30, OTHER_ATTEMPT, 6), True),
+            o("other", "Another owner's lock.", OWNER, x.item(OTHER, NOW + 30, OTHER_ATTEMPT, 6), False),
             o("numeric-owner", "A numeric owner owns its N item. (Stock Laravel's isOwnedBy() compares "
               "the int it reads back with === and answers false.)", NUMERIC, x.item(NUMERIC, NOW + 30), True),
-            o("expired", "Our lock at its expiry second is not owned any more.", OWNER, x.item(OWNER, NOW), False),
+            o("expired", "Our lock at its expiry second is not owned any more.", OWNER,
+              x.item(OWNER, NOW, ATTEMPT, 6), False),
             o("missing", "No item.", OWNER, None, False),
         ],
     }
@@ -433,6 +603,7 @@ def main() -> int:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
     extra = [p for p in OUT.rglob("*.json") if p not in docs]
+    cases = sum(len(json.loads(t)["cases"]) for t in docs.values())
     if check:
         wrong += extra
         for p in wrong:
@@ -441,11 +612,11 @@ def main() -> int:
             print("conformance: run python3 compat-tests/conformance/generate.py and review the diff",
                   file=sys.stderr)
             return 1
-        print(f"conformance: {len(docs)} vector files match generate.py")
+        print(f"conformance: {len(docs)} vector files ({cases} cases) match generate.py")
     else:
         for p in extra:
             p.unlink()
-        print(f"conformance: wrote {len(docs)} files under {OUT.relative_to(HERE.parent.parent)}")
+        print(f"conformance: wrote {len(docs)} files ({cases} cases) under {OUT.relative_to(HERE.parent.parent)}")
     return 0
 
 

@@ -48,7 +48,9 @@
  *
  * Worker mode (`harness.php worker`): W_NAMES (comma-separated lock names),
  * W_CYCLES, W_TTL (lock seconds, 10), W_WORK_MS (hold time, 0), W_RECORD (file
- * appended to), W_SEED (if set: seeded random names, else round-robin). Each
+ * appended to), W_SEED (if set: seeded random names, else round-robin),
+ * W_START_AT (optional Unix time, fractional: wait until then, so that workers
+ * started one after another begin together). Each
  * cycle: a fresh $store->lock($name, W_TTL), acquire(), and if acquired sleep
  * W_WORK_MS then release(); if not, sleep 5-20 ms. One JSON line per cycle:
  *   {"lang":"php","driver","pid","name","owner","acquired","t_try","t_acq","t_rel","t_rel_end","released"[,"error"]}
@@ -329,6 +331,10 @@ function worker(): void
         mt_srand((int) $seed + getmypid()); // random choice of names
     }
     $pid = getmypid();
+    $startAt = (float) (getenv('W_START_AT') ?: 0);
+    if ($startAt > microtime(true)) {
+        usleep((int) (($startAt - microtime(true)) * 1e6));
+    }
     $summary = ['cycles' => 0, 'acquired' => 0, 'released' => 0, 'release_false' => 0, 'errors' => 0];
 
     for ($i = 0; $i < $cycles; $i++) {

@@ -130,10 +130,7 @@ impl Store {
         let k = self.cache_key(key)?;
         let stored = codec::encode_stored(value)?;
         let expires_at = item::expiry(self.now(), ttl_secs)?;
-        Ok(matches!(
-            self.table().put_if_free(&k, &stored, expires_at).await?,
-            crate::dynamo::PutIfFree::Written
-        ))
+        self.table().put_if_free(&k, &stored, expires_at).await
     }
 
     /// Adds `by` (an integer or a float, as Laravel sends `(string) $value`) to a live numeric

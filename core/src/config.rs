@@ -10,6 +10,11 @@ use crate::format::layout::checked_key;
 pub use crate::format::layout::{KeyLayout, MAX_KEY_BYTES};
 pub use crate::time::{Clock, SystemClock};
 
+/// Default of [`StoreConfigBuilder::clock_skew_margin`].
+pub const DEFAULT_CLOCK_SKEW_MARGIN: Duration = Duration::from_secs(2);
+/// Default of [`StoreConfigBuilder::attempt_timeout`].
+pub const DEFAULT_ATTEMPT_TIMEOUT: Duration = Duration::from_secs(3);
+
 /// What `TableNotFound` tells a Rust caller to run (each binding sets its own, see
 /// [`StoreConfigBuilder::create_table_hint`]).
 const RUST_CREATE_TABLE_HINT: &str =
@@ -99,6 +104,9 @@ pub struct StoreConfig {
     pub(crate) backoff: Backoff,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) create_table_hint: String,
+    pub(crate) clock_skew_margin: Duration,
+    pub(crate) heartbeat_interval: Option<Duration>,
+    pub(crate) prefix_from_app_name: Option<String>,
 }
 
 impl fmt::Debug for StoreConfig {
@@ -120,6 +128,7 @@ impl StoreConfig {
     /// A builder with Laravel's defaults (table `cache`, attributes `key`/`value`/`expires_at`, layout 12).
     pub fn builder() -> StoreConfigBuilder {
         StoreConfigBuilder {
+            default_prefix_for: None,
             cfg: StoreConfig {
                 table: "cache".into(),
                 key_attribute: "key".into(),
@@ -131,11 +140,14 @@ impl StoreConfig {
                 region: None,
                 connect_timeout: None,
                 operation_timeout: None,
-                attempt_timeout: None,
+                attempt_timeout: Some(DEFAULT_ATTEMPT_TIMEOUT),
                 max_attempts: None,
                 backoff: Backoff::default(),
                 clock: Arc::new(SystemClock),
                 create_table_hint: RUST_CREATE_TABLE_HINT.into(),
+                clock_skew_margin: DEFAULT_CLOCK_SKEW_MARGIN,
+                heartbeat_interval: None,
+                prefix_from_app_name: None,
             },
         }
     }
@@ -145,9 +157,12 @@ impl StoreConfig {
     /// rest, Laravel's defaults last", so call this first and the builder's setters after.
     ///
     /// Reads `DYNAMODB_CACHE_TABLE` (default `cache`), `DYNAMODB_ENDPOINT`, `AWS_DEFAULT_REGION`,
-    /// `CACHE_PREFIX` and `DDBLOCK_LAYOUT`; empty values count as unset, except `CACHE_PREFIX`
-    /// (an empty prefix is a real setting). Taking a lookup function keeps the core free of
-    /// process-environment reads; [`StoreConfig::from_env`] passes `std::env::var`.
+    /// `CACHE_PREFIX`, `DDBLOCK_LAYOUT` and `DDBLOCK_CLOCK_SKEW_MARGIN` (whole seconds); empty
+    /// values count as unset, except `CACHE_PREFIX` (an empty prefix is a real setting). Without
+    /// `CACHE_PREFIX` (and no `prefix()` call later) the prefix is Laravel's own default, from
+    /// `APP_NAME` (default `laravel`) and the final layout ([`laravel_prefix`]). Taking a lookup
+    /// function keeps the core free of process-environment reads; [`StoreConfig::from_env`]
+    /// passes `std::env::var`.
     pub fn from_vars(get: impl Fn(&str) -> Option<String>) -> Result<StoreConfigBuilder> {
         let nonempty = |k: &str| get(k).filter(|v| !v.is_empty());
         let mut b = StoreConfig::builder();
@@ -160,11 +175,24 @@ impl StoreConfig {
         if let Some(r) = nonempty("AWS_DEFAULT_REGION") {
             b = b.region(r);
         }
-        if let Some(p) = get("CACHE_PREFIX") {
-            b = b.prefix(p);
+        match get("CACHE_PREFIX") {
+            Some(p) => b = b.prefix(p),
+            None => {
+                b.default_prefix_for =
+                    Some(nonempty("APP_NAME").unwrap_or_else(|| "laravel".into()))
+            }
         }
         if let Some(l) = nonempty("DDBLOCK_LAYOUT") {
             b = b.layout(l.parse()?);
+        }
+        if let Some(m) = nonempty("DDBLOCK_CLOCK_SKEW_MARGIN") {
+            let secs: u64 = m.trim().parse().map_err(|_| {
+                Error::Config(format!(
+                    "DDBLOCK_CLOCK_SKEW_MARGIN must be a whole number of seconds (0 or more), \
+                     got {m:?}"
+                ))
+            })?;
+            b = b.clock_skew_margin(Duration::from_secs(secs));
         }
         Ok(b)
     }
@@ -210,6 +238,12 @@ impl StoreConfig {
     pub fn prefix(&self) -> &str {
         &self.prefix
     }
+    /// The `APP_NAME` the prefix was derived from when `CACHE_PREFIX` was unset (see
+    /// [`laravel_prefix`]); `None` when the prefix was set. `doctor` warns on a derived prefix
+    /// that no item in the table carries.
+    pub fn prefix_from_app_name(&self) -> Option<&str> {
+        self.prefix_from_app_name.as_deref()
+    }
     /// The key layout.
     pub fn layout(&self) -> KeyLayout {
         self.layout
@@ -250,12 +284,23 @@ impl StoreConfig {
     pub fn create_table_hint(&self) -> &str {
         &self.create_table_hint
     }
+    /// How long past `expires_at` a lock must be before ddblock takes it over.
+    pub fn clock_skew_margin(&self) -> Duration {
+        self.clock_skew_margin
+    }
+    /// How often a heartbeat refreshes a held lock; `None`: a third of the lock's ttl.
+    pub fn heartbeat_interval(&self) -> Option<Duration> {
+        self.heartbeat_interval
+    }
 }
 
 /// Builder for [`StoreConfig`].
 #[derive(Debug, Clone)]
 pub struct StoreConfigBuilder {
     cfg: StoreConfig,
+    /// Set by [`StoreConfig::from_vars`] when `CACHE_PREFIX` is unset: the prefix is then
+    /// Laravel's own default for this app name and the final layout (see [`laravel_prefix`]).
+    default_prefix_for: Option<String>,
 }
 
 impl StoreConfigBuilder {
@@ -282,6 +327,7 @@ impl StoreConfigBuilder {
     /// Cache prefix exactly as configured in Laravel (`cache.prefix`); the layout decides what is added.
     pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
         self.cfg.prefix = prefix.into();
+        self.default_prefix_for = None;
         self
     }
     /// The key layout of the Laravel version on the PHP side.
@@ -309,10 +355,23 @@ impl StoreConfigBuilder {
         self.cfg.operation_timeout = Some(d);
         self
     }
-    /// Timeout of one attempt (one HTTP request); the SDK retries a timed-out attempt while
-    /// attempts and the operation timeout last.
+    /// Timeout of one attempt (one HTTP request; default 3 s); the SDK retries a timed-out
+    /// attempt while attempts and the operation timeout last, and a wait for a lock ends within
+    /// one attempt timeout of its deadline.
     pub fn attempt_timeout(mut self, d: Duration) -> Self {
         self.cfg.attempt_timeout = Some(d);
+        self
+    }
+    /// How long past its `expires_at` a lock must be before ddblock takes it over (default 2 s):
+    /// a contender whose clock runs up to this much ahead of the holder's cannot take a live lock.
+    /// Laravel's own condition, with `:now` moved back by the margin.
+    pub fn clock_skew_margin(mut self, d: Duration) -> Self {
+        self.cfg.clock_skew_margin = d;
+        self
+    }
+    /// How often heartbeats refresh a held lock (default: a third of the lock's ttl).
+    pub fn heartbeat_interval(mut self, d: Duration) -> Self {
+        self.cfg.heartbeat_interval = Some(d);
         self
     }
     /// Attempts per request including the first (the SDK's standard retry mode; default 3).
@@ -338,7 +397,11 @@ impl StoreConfigBuilder {
     }
 
     /// Checks the configuration and returns it.
-    pub fn build(self) -> Result<StoreConfig> {
+    pub fn build(mut self) -> Result<StoreConfig> {
+        if let Some(app) = self.default_prefix_for.take() {
+            self.cfg.prefix = laravel_prefix(&app, self.cfg.layout)?;
+            self.cfg.prefix_from_app_name = Some(app);
+        }
         let c = &self.cfg;
         for (what, v) in [
             ("table", &c.table),
@@ -382,6 +445,138 @@ impl StoreConfigBuilder {
             return Err(Error::Config("max_attempts must be at least 1".into()));
         }
         c.backoff.validate()?;
+        for (what, d) in [
+            ("connect timeout", c.connect_timeout),
+            ("operation timeout", c.operation_timeout),
+            ("attempt timeout", c.attempt_timeout),
+            ("heartbeat interval", c.heartbeat_interval),
+        ] {
+            if d.is_some_and(|d| d.is_zero()) {
+                return Err(Error::Config(format!(
+                    "the {what} must be more than 0; leave it unset for the default"
+                )));
+            }
+        }
         Ok(self.cfg)
+    }
+}
+
+/// Laravel's default `cache.prefix` when `CACHE_PREFIX` is unset, from `config/cache.php`:
+/// `Str::slug(APP_NAME, '_').'_cache'` in the Laravel 8-10 skeleton, `..._cache_` in 11 and
+/// early 12, and `Str::slug(APP_NAME).'-cache-'` in Laravel 13 (framework PR #56172) and the 12
+/// skeleton since June 2025 (laravel/laravel PR #6636). Layout `laravel12` stands for 12 and
+/// later, so it takes the newer, hyphenated form: a Laravel 12 app created before July 2025
+/// (or one whose config says otherwise) needs `CACHE_PREFIX` set, and `doctor` says so when it
+/// finds no item under the derived prefix.
+/// An `APP_NAME` with non-ASCII characters is refused ([`Error::Config`]): Laravel transliterates
+/// them (`Str::ascii`), which ddblock does not reproduce.
+pub fn laravel_prefix(app_name: &str, layout: KeyLayout) -> Result<String> {
+    if !app_name.is_ascii() {
+        return Err(Error::Config(format!(
+            "APP_NAME {app_name:?} has non-ASCII characters, which Laravel transliterates for \
+             its default cache prefix and ddblock cannot: set CACHE_PREFIX to the app's \
+             `config('cache.prefix')`"
+        )));
+    }
+    Ok(match layout {
+        KeyLayout::Laravel8 => format!("{}_cache", laravel_slug(app_name, '_')),
+        KeyLayout::Laravel11 => format!("{}_cache_", laravel_slug(app_name, '_')),
+        KeyLayout::Laravel12 => format!("{}-cache-", laravel_slug(app_name, '-')),
+    })
+}
+
+/// Laravel's `Str::slug($title, $separator)` for ASCII titles: the other separator (`-` or `_`)
+/// becomes `separator`, `@` becomes `{sep}at{sep}`, letters are lowered, characters other than
+/// letters, digits, whitespace and the separator are dropped, runs of whitespace and separators
+/// become one separator, and separators are trimmed from both ends. (Laravel transliterates
+/// non-ASCII letters first; [`laravel_prefix`] refuses them.) Checked against Laravel's own
+/// `Str::slug` in `compat-tests/interop/tests/default_prefix.rs`.
+pub fn laravel_slug(title: &str, separator: char) -> String {
+    let at = format!("{separator}at{separator}");
+    let mut slug = String::new();
+    let mut pending_sep = false;
+    for ch in title.replace('@', &at).chars() {
+        if ch.is_alphanumeric() {
+            if pending_sep && !slug.is_empty() {
+                slug.push(separator);
+            }
+            pending_sep = false;
+            slug.extend(ch.to_lowercase());
+        } else if ch.is_whitespace() || ch == '-' || ch == '_' {
+            pending_sep = true;
+        }
+    }
+    slug
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn laravel_default_prefixes() {
+        assert_eq!(
+            laravel_prefix("laravel", KeyLayout::Laravel12).unwrap(),
+            "laravel-cache-"
+        );
+        assert_eq!(
+            laravel_prefix("laravel", KeyLayout::Laravel11).unwrap(),
+            "laravel_cache_"
+        );
+        assert_eq!(
+            laravel_prefix("laravel", KeyLayout::Laravel8).unwrap(),
+            "laravel_cache"
+        );
+        assert_eq!(
+            laravel_prefix("My Shop-App", KeyLayout::Laravel11).unwrap(),
+            "my_shop_app_cache_"
+        );
+        assert_eq!(
+            laravel_prefix(" a@b  ", KeyLayout::Laravel12).unwrap(),
+            "a-at-b-cache-"
+        );
+        let vars = |app: Option<&'static str>, prefix: Option<&'static str>| {
+            move |k: &str| match k {
+                "APP_NAME" => app.map(str::to_owned),
+                "CACHE_PREFIX" => prefix.map(str::to_owned),
+                _ => None,
+            }
+        };
+        let p = |b: StoreConfigBuilder| b.build().unwrap().prefix().to_owned();
+        assert_eq!(
+            p(StoreConfig::from_vars(vars(None, None)).unwrap()),
+            "laravel-cache-"
+        );
+        assert_eq!(
+            p(StoreConfig::from_vars(vars(Some("Shop"), None)).unwrap()),
+            "shop-cache-"
+        );
+        assert_eq!(
+            p(StoreConfig::from_vars(vars(Some("Shop"), Some(""))).unwrap()),
+            ""
+        );
+        let old = StoreConfig::from_vars(vars(Some("Shop"), None))
+            .unwrap()
+            .layout(KeyLayout::Laravel8);
+        assert_eq!(
+            p(old),
+            "shop_cache",
+            "the layout set after decides the suffix"
+        );
+        let explicit = StoreConfig::from_vars(vars(Some("Shop"), None))
+            .unwrap()
+            .prefix("x_");
+        assert_eq!(p(explicit), "x_");
+        let margin = |v: &'static str| {
+            StoreConfig::from_vars(move |k| (k == "DDBLOCK_CLOCK_SKEW_MARGIN").then(|| v.into()))
+                .map(|b| b.build().unwrap().clock_skew_margin())
+        };
+        assert_eq!(margin("0").unwrap(), Duration::ZERO);
+        assert_eq!(margin("5").unwrap(), Duration::from_secs(5));
+        for bad in ["-1", "1.5", "two"] {
+            let e = margin(bad).unwrap_err();
+            assert!(e.to_string().contains("whole number of seconds"), "{e}");
+        }
+        assert_eq!(p(StoreConfig::builder()), "", "builder() reads nothing");
     }
 }

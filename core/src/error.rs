@@ -114,6 +114,30 @@ pub enum Error {
         /// Who held the lock at the last attempt, when known.
         holder: Option<Box<Holder>>,
     },
+    /// A conditional write got no answer after every retry, so whether it took effect is unknown;
+    /// a lock acquire then sends a clean-up delete of its own attempt and says what it found.
+    #[error(
+        "the outcome of {operation} on lock `{name}` is unknown ({cause}); clean-up: {cleanup}"
+    )]
+    OutcomeUnknown {
+        /// The DynamoDB operation whose answer never came.
+        operation: &'static str,
+        /// The lock name as given.
+        name: String,
+        /// The last error of the write (a timeout, a reset connection, a 5xx).
+        cause: String,
+        /// What the clean-up found: our item deleted, nothing of ours there, or it failed too.
+        cleanup: String,
+    },
+    /// A held lock's lease ended before the work did: a refresh found it gone or another owner's,
+    /// or no refresh succeeded before the local lease deadline.
+    #[error("lost the lease on lock `{name}`: {reason}")]
+    LeaseLost {
+        /// The lock name as given.
+        name: String,
+        /// What was seen.
+        reason: String,
+    },
     /// A stored value could not be decoded from, or a value encoded to, PHP's format.
     #[error("{0}")]
     Codec(#[from] CodecError),
@@ -140,6 +164,9 @@ pub enum Error {
         endpoint: String,
         /// What the SDK reported.
         message: String,
+        /// Whether the request may have reached the server (false: the connection was never
+        /// made, so nothing was applied).
+        sent: bool,
     },
     /// No AWS credentials were found (nothing was sent).
     #[error(
@@ -182,6 +209,10 @@ pub enum ErrorKind {
     Throttled,
     /// See [`Error::LockTimeout`].
     LockTimeout,
+    /// See [`Error::OutcomeUnknown`].
+    OutcomeUnknown,
+    /// See [`Error::LeaseLost`].
+    LeaseLost,
     /// See [`Error::Codec`].
     Codec,
     /// See [`Error::Service`].
@@ -204,6 +235,8 @@ impl ErrorKind {
         ErrorKind::TableNotFound,
         ErrorKind::Throttled,
         ErrorKind::LockTimeout,
+        ErrorKind::OutcomeUnknown,
+        ErrorKind::LeaseLost,
         ErrorKind::Codec,
         ErrorKind::Service,
         ErrorKind::Transport,
@@ -220,6 +253,8 @@ impl ErrorKind {
             ErrorKind::TableNotFound => "table_not_found",
             ErrorKind::Throttled => "throttled",
             ErrorKind::LockTimeout => "lock_timeout",
+            ErrorKind::OutcomeUnknown => "outcome_unknown",
+            ErrorKind::LeaseLost => "lease_lost",
             ErrorKind::Codec => "codec",
             ErrorKind::Service => "service",
             ErrorKind::Transport => "transport",
@@ -239,12 +274,37 @@ impl Error {
             Error::TableNotFound { .. } => ErrorKind::TableNotFound,
             Error::Throttled { .. } => ErrorKind::Throttled,
             Error::LockTimeout { .. } => ErrorKind::LockTimeout,
+            Error::OutcomeUnknown { .. } => ErrorKind::OutcomeUnknown,
+            Error::LeaseLost { .. } => ErrorKind::LeaseLost,
             Error::Codec(_) => ErrorKind::Codec,
             Error::Service { .. } => ErrorKind::Service,
             Error::Transport { .. } => ErrorKind::Transport,
             Error::Credentials { .. } => ErrorKind::Credentials,
             Error::Config(_) => ErrorKind::Config,
             Error::Unsupported(_) => ErrorKind::Unsupported,
+        }
+    }
+
+    /// Whether a failed conditional write may have taken effect anyway: no answer came (a
+    /// timeout, a reset or dropped connection, an unreadable answer) or the server failed (5xx:
+    /// DynamoDB documents that such a request may or may not have been applied).
+    pub fn may_have_committed(&self) -> bool {
+        match self {
+            Error::Transport { sent, .. } => *sent,
+            Error::Service { code, .. } => {
+                matches!(code.as_str(), "InternalServerError" | "ServiceUnavailable")
+            }
+            Error::InvalidKey { .. }
+            | Error::InvalidTtl { .. }
+            | Error::TableNotFound { .. }
+            | Error::Throttled { .. }
+            | Error::LockTimeout { .. }
+            | Error::OutcomeUnknown { .. }
+            | Error::LeaseLost { .. }
+            | Error::Codec(_)
+            | Error::Credentials { .. }
+            | Error::Config(_)
+            | Error::Unsupported(_) => false,
         }
     }
 
@@ -272,6 +332,6 @@ mod tests {
         let mut names: Vec<_> = ErrorKind::ALL.iter().map(|k| k.as_str()).collect();
         names.sort();
         names.dedup();
-        assert_eq!(names.len(), 11, "ALL lists each kind once");
+        assert_eq!(names.len(), 13, "ALL lists each kind once");
     }
 }

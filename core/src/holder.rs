@@ -49,8 +49,12 @@ pub struct Holder {
     pub owner: Option<String>,
     /// The raw stored value (`N` or `S` text), `None` if the item has no value attribute.
     pub value: Option<StoredValue>,
-    /// The Unix time the lock expires at; `None` for an item without expiry (never expires, as in Laravel).
+    /// The Unix time the lock expires at; `None` for an item without expiry (never expires, as in
+    /// Laravel) or with an expiry that is not a number.
     pub expires_at: Option<i64>,
+    /// The fencing token of this acquisition (ddblock's `ddblock_fence` attribute); `None` for a
+    /// lock written by Laravel itself.
+    pub fence: Option<u64>,
 }
 
 impl Holder {
@@ -89,6 +93,7 @@ impl fmt::Debug for Holder {
         f.debug_struct("Holder")
             .field("owner", &redact_owner(self.owner.as_deref()))
             .field("expires_at", &self.expires_at)
+            .field("fence", &self.fence)
             .finish()
     }
 }

@@ -234,6 +234,75 @@ async fn sweep_deletes_only_expired_items(server: Server) {
     assert_eq!(err.kind(), ErrorKind::Config);
 }
 
+/// A layout that does not match the keys in the table is a warning that names the right one.
+async fn doctor_warns_when_the_layout_does_not_match_the_keys(server: Server) {
+    let env = Env::new(server).await;
+    let t = env.now();
+    // What Laravel 8-10 writes for Cache::lock('orders') with prefix app_.
+    env.put_raw(laravel_item("app_:app_:orders", s("s:3:\"php\";"), t + 600))
+        .await;
+    let check = |layout| {
+        let store = env.store(layout);
+        async move {
+            let report = store.doctor(&DoctorOptions::new(), |_| {}).await.unwrap();
+            report.check(CheckId::Layout).unwrap().clone()
+        }
+    };
+    let wrong = check(KeyLayout::Laravel12).await;
+    assert_eq!(wrong.status, CheckStatus::Warn, "{wrong:?}");
+    assert!(
+        wrong.detail.contains("DDBLOCK_LAYOUT=laravel8"),
+        "{}",
+        wrong.detail
+    );
+    assert!(
+        wrong.detail.contains("app_:app_:orders"),
+        "{}",
+        wrong.detail
+    );
+    let right = check(KeyLayout::Laravel8).await;
+    assert_eq!(right.status, CheckStatus::Ok, "{right:?}");
+}
+
+async fn doctor_warns_when_no_item_carries_the_prefix_derived_from_app_name(server: Server) {
+    let env = Env::new(server).await;
+    let t = env.now();
+    // A Laravel 12 app created before July 2025: `config/cache.php` says `_cache_`.
+    env.put_raw(laravel_item(
+        "shop_cache_orders",
+        s("s:3:\"php\";"),
+        t + 600,
+    ))
+    .await;
+    let derived = |app_name: &'static str, cache_prefix: Option<&'static str>| {
+        let b = StoreConfig::from_vars(move |k| match k {
+            "APP_NAME" => Some(app_name.to_owned()),
+            "CACHE_PREFIX" => cache_prefix.map(str::to_owned),
+            _ => None,
+        })
+        .unwrap()
+        .table(&env.table)
+        .endpoint(env.server.endpoint())
+        .clock(env.clock.clone())
+        .layout(KeyLayout::Laravel12);
+        env.store_with(b)
+    };
+    let guessed = derived("Shop", None);
+    assert_eq!(guessed.config().prefix(), "shop-cache-");
+    assert_eq!(guessed.config().prefix_from_app_name(), Some("Shop"));
+    let report = guessed.doctor(&DoctorOptions::new(), |_| {}).await.unwrap();
+    let check = report.check(CheckId::Layout).unwrap();
+    assert_eq!(check.status, CheckStatus::Warn, "{check:?}");
+    assert!(check.detail.contains("`shop-cache-`"), "{}", check.detail);
+    assert!(check.detail.contains("CACHE_PREFIX"), "{}", check.detail);
+
+    let set = derived("Shop", Some("shop_cache_"));
+    assert_eq!(set.config().prefix_from_app_name(), None);
+    let report = set.doctor(&DoctorOptions::new(), |_| {}).await.unwrap();
+    let check = report.check(CheckId::Layout).unwrap();
+    assert_eq!(check.status, CheckStatus::Ok, "{check:?}");
+}
+
 async fn doctor_counts_and_flags_ttl0_locks(server: Server) {
     let env = Env::new(server).await;
     let store = env.store(KeyLayout::Laravel12);
@@ -471,6 +540,8 @@ async fn scans_of_a_missing_table_and_bad_options_are_errors(server: Server) {
 }
 
 on_servers!(
+    doctor_warns_when_the_layout_does_not_match_the_keys,
+    doctor_warns_when_no_item_carries_the_prefix_derived_from_app_name,
     scan_reports_kinds_names_owners_and_expiry,
     classify_follows_the_layout,
     sweep_deletes_only_expired_items,

@@ -1,16 +1,21 @@
-//! The lock conformance vectors (`compat-tests/conformance/v1/<layout>/<operation>.json`, the wire
+//! The lock conformance vectors (`compat-tests/conformance/v2/<layout>/<operation>.json`, the wire
 //! format spec in docs/format.md) run against the core through its public API: for every case,
-//! the table is set to the case's `before` item, the operation runs with the case's fixed clock
-//! through a client whose interceptor records each serialized request, and the recorded requests
-//! (operation and body, as sent), the outcome and the `after` item must be the vector's. The PHP
-//! driver runs the same files (bindings/php/tests/ConformanceTest.php), so a request shape that
-//! changes in one implementation and not in the other fails one of the two.
+//! the table is set to the case's `before` item, the operation runs with the case's fixed clock,
+//! clock-skew margin, attempt id and fence base (`Lock::with_fixed_attempt`, a hidden test seam)
+//! through a client whose interceptor records each serialized request (the SDK's own retries off),
+//! and the recorded requests (operation and body, as sent), the outcome and the `after` item must
+//! be the vector's. A case with `faults.answers_lost` runs through the fault proxy, which forwards
+//! those operations and drops their answers. The PHP driver runs the same files
+//! (bindings/php/tests/ConformanceTest.php), so a request shape that changes in one
+//! implementation and not in the other fails one of the two.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use aws_sdk_dynamodb::config::interceptors::BeforeTransmitInterceptorContextRef;
+use aws_sdk_dynamodb::config::retry::RetryConfig;
 use aws_sdk_dynamodb::config::{
     BehaviorVersion, ConfigBag, Credentials, Intercept, Region, RuntimeComponents,
 };
@@ -20,7 +25,10 @@ use aws_sdk_dynamodb::types::{
     ScalarAttributeType, TableStatus,
 };
 use aws_sdk_dynamodb::Client;
-use ddblock::{AcquireOutcome, Clock, Holder, KeyLayout, ReleaseOutcome, Store, StoreConfig};
+use ddblock::{
+    AcquireOutcome, Clock, Error, Holder, KeyLayout, ReleaseOutcome, Store, StoreConfig,
+};
+use ddblock_fault_proxy::{FaultConfig, ProxyConfig, ProxyHandle};
 use serde_json::{json, Value};
 
 /// The vectors' table name; each run works on a fresh table and writes this name back into the
@@ -86,6 +94,8 @@ fn client(endpoint: &str, recorder: Option<Recorder>) -> Client {
         .behavior_version(BehaviorVersion::latest())
         .region(Region::new("us-east-1"))
         .credentials_provider(Credentials::new("test", "test", None, None, "conformance"))
+        // The vectors list the requests of the protocol; the SDK's own retries would repeat them.
+        .retry_config(RetryConfig::disabled())
         .endpoint_url(endpoint);
     if let Some(r) = recorder {
         conf = conf.interceptor(r);
@@ -94,7 +104,7 @@ fn client(endpoint: &str, recorder: Option<Recorder>) -> Client {
 }
 
 fn vectors_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../compat-tests/conformance/v1")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../compat-tests/conformance/v2")
 }
 
 /// Every vector file, sorted: (path, document).
@@ -184,6 +194,17 @@ fn compare_requests(expected: &[Value], sent: &[Sent]) -> Result<(), String> {
     }
 }
 
+/// What the core's error says its clean-up found, in the vectors' terms.
+fn cleanup_kind(cleanup: &str) -> &'static str {
+    if cleanup.contains("deleted again") {
+        "deleted"
+    } else if cleanup.contains("nothing of this attempt's") {
+        "not_found"
+    } else {
+        "failed"
+    }
+}
+
 struct Server {
     endpoint: String,
     /// Whether the server returns the old item with a failed condition (moto yes, dynalite no).
@@ -191,6 +212,9 @@ struct Server {
     plain: Client,
     recorder: Recorder,
     recording: Client,
+    /// The fault proxy in front of the server and a recording client through it (cases with
+    /// `faults`), started on first use.
+    faulty: Option<(ProxyHandle, Client)>,
     /// Table per key attribute name.
     tables: HashMap<String, String>,
 }
@@ -209,8 +233,50 @@ impl Server {
             recorder,
             endpoint,
             returns_all_old,
+            faulty: None,
             tables: HashMap::new(),
         }
+    }
+
+    /// A recording client through the fault proxy, whose faults are set to `faults`: every
+    /// operation named in `answers_lost` is forwarded (it is applied) and its answer dropped; every
+    /// one in `requests_lost` is dropped before it reaches the server.
+    async fn faulty_client(&mut self, faults: &Value) -> Client {
+        if self.faulty.is_none() {
+            let proxy = ddblock_fault_proxy::start(ProxyConfig {
+                upstream: self.endpoint.clone(),
+                listen: "127.0.0.1:0".into(),
+                faults: FaultConfig::default(),
+            })
+            .await
+            .expect("fault proxy");
+            let client = client(&proxy.url(), Some(self.recorder.clone()));
+            self.faulty = Some((proxy, client));
+        }
+        let (proxy, client) = self.faulty.as_ref().expect("started");
+        let ops = |field: &str| -> Vec<String> {
+            faults[field]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .map(|v| v.as_str().expect("an operation").to_owned())
+                })
+                .into_iter()
+                .flatten()
+                .collect()
+        };
+        let (answers, requests) = (ops("answers_lost"), ops("requests_lost"));
+        let rate = |ops: &[String]| if ops.is_empty() { 0.0 } else { 1.0 };
+        proxy
+            .set_config(FaultConfig {
+                drop_response_rate: rate(&answers),
+                drop_ops: answers,
+                drop_request_rate: rate(&requests),
+                drop_request_ops: requests,
+                ..FaultConfig::default()
+            })
+            .expect("proxy config");
+        client.clone()
     }
 
     async fn table_for(&mut self, key_attribute: &str) -> String {
@@ -286,24 +352,34 @@ impl Server {
         let table = self.table_for(&key_attr).await;
         let input = &case["input"];
         let now = input["now"].as_i64().expect("now");
-        let cfg = StoreConfig::builder()
+        let mut cfg = StoreConfig::builder()
             .table(&table)
             .key_attribute(&key_attr)
             .value_attribute(&value_attr)
             .expiration_attribute(&exp_attr)
             .prefix(s(&input["prefix"]))
             .layout(layout)
-            .clock(Arc::new(FixedClock(now)))
-            .build()
-            .map_err(|e| e.to_string())?;
-        let store = Store::with_client(self.recording.clone(), cfg);
-        let lock = store
+            .clock(Arc::new(FixedClock(now)));
+        if let Some(margin) = input["margin"].as_u64() {
+            cfg = cfg.clock_skew_margin(Duration::from_secs(margin));
+        }
+        let cfg = cfg.build().map_err(|e| e.to_string())?;
+        let recording = match case.get("faults") {
+            Some(faults) => self.faulty_client(faults).await,
+            None => self.recording.clone(),
+        };
+        let store = Store::with_client(recording, cfg);
+        let mut lock = store
             .lock_with_owner(
                 &s(&input["name"]),
                 input["ttl"].as_i64().expect("ttl"),
                 s(&input["owner"]),
             )
             .map_err(|e| e.to_string())?;
+        if let Some(attempt) = input["attempt"].as_str() {
+            let base = input["fence_base"].as_u64().expect("fence_base");
+            lock = lock.with_fixed_attempt(attempt, base);
+        }
 
         // The table as the case says it is before (through the plain client: not recorded).
         let key = HashMap::from([(key_attr.clone(), AttributeValue::S(lock.key().to_owned()))]);
@@ -326,14 +402,29 @@ impl Server {
         self.recorder.take();
 
         let outcome = match op {
-            "acquire" => match lock.acquire().await.map_err(|e| e.to_string())? {
-                AcquireOutcome::Acquired {
-                    recovered: false, ..
-                } => json!("acquired"),
-                AcquireOutcome::Acquired {
-                    recovered: true, ..
-                } => json!("recovered"),
-                AcquireOutcome::Held(h) => json!({ "held": holder_json(&h) }),
+            "acquire" => match lock.acquire().await {
+                Ok(AcquireOutcome::Acquired {
+                    recovered,
+                    expires_at,
+                    fence,
+                }) => {
+                    if lock.fence() != fence {
+                        return Err(format!(
+                            "fence(): {:?}, the outcome's: {fence:?}",
+                            lock.fence()
+                        ));
+                    }
+                    let kind = if recovered { "recovered" } else { "acquired" };
+                    json!({ kind: { "expires_at": expires_at, "fence": fence } })
+                }
+                Ok(AcquireOutcome::Held(h)) => json!({ "held": holder_json(&h) }),
+                Err(Error::OutcomeUnknown { cleanup, .. }) => {
+                    if lock.fence().is_some() {
+                        return Err("a fence after an unknown outcome".into());
+                    }
+                    json!({ "outcome_unknown": { "cleanup": cleanup_kind(&cleanup) } })
+                }
+                Err(e) => return Err(e.to_string()),
             },
             "release" => match lock.release().await.map_err(|e| e.to_string())? {
                 ReleaseOutcome::Released => json!("released"),
@@ -415,7 +506,7 @@ async fn run_all(var: &str, returns_all_old: bool) {
         vectors_dir().display()
     );
     for (path, doc) in &files {
-        assert_eq!(doc["version"], 1, "{}", path.display());
+        assert_eq!(doc["version"], 2, "{}", path.display());
         let layout: KeyLayout = doc["layout"]
             .as_str()
             .expect("layout")
@@ -436,6 +527,9 @@ async fn run_all(var: &str, returns_all_old: bool) {
         }
     }
     server.drop_tables().await;
+    if let Some((proxy, _)) = server.faulty.take() {
+        proxy.shutdown().await;
+    }
     assert!(
         failures.is_empty(),
         "{} of {ran} cases differ from the vectors:\n{}",

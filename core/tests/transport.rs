@@ -116,4 +116,16 @@ async fn throttling_surfaces_after_the_sdk_retries() {
         n += 1;
     }
     assert_eq!(n, 3, "the SDK retried before giving up");
+    // A throttled acquire was refused, not lost: a plain error, no clean-up, no OutcomeUnknown.
+    let lock = store.lock("l", 10).unwrap();
+    let err = lock.acquire().await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Throttled, "{err}");
+    let mut n = 0;
+    while requests.try_recv().is_ok() {
+        n += 1;
+    }
+    assert_eq!(
+        n, 3,
+        "one UpdateItem, retried by the SDK; no clean-up DeleteItem"
+    );
 }

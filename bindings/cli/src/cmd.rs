@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use crate::out::{self, holder_json, holder_text, owner_json, print_json, ProgressLine};
 use crate::{
     AcquireArgs, Cli, Command, CreateTableArgs, DoctorArgs, GetArgs, ListArgs, NameArgs, PutArgs,
-    ReleaseArgs, ScanArgs, SweepArgs, ValueType, EXIT_FAILURE, EXIT_HELD, EXIT_OK,
+    RefreshArgs, ReleaseArgs, ScanArgs, SweepArgs, ValueType, EXIT_FAILURE, EXIT_HELD, EXIT_OK,
 };
 
 /// Runs the command; returns the exit status.
@@ -22,6 +22,7 @@ pub async fn dispatch(cli: &Cli) -> i32 {
         Command::Run(_)
             | Command::Acquire(_)
             | Command::Release(_)
+            | Command::Refresh(_)
             | Command::ForceRelease(_)
             | Command::Status(_)
             | Command::Get(_)
@@ -35,6 +36,7 @@ pub async fn dispatch(cli: &Cli) -> i32 {
         Command::Run(a) => crate::run::run(&store, g, a).await,
         Command::Acquire(a) => acquire(&store, g.json, a).await,
         Command::Release(a) => release(&store, g.json, a).await,
+        Command::Refresh(a) => refresh(&store, g.json, a).await,
         Command::ForceRelease(a) => force_release(&store, g.json, a).await,
         Command::Status(a) => status(&store, g.json, a).await,
         Command::List(a) => list(&store, cli, a).await,
@@ -53,6 +55,7 @@ pub fn acquire_json(lock: &ddblock::Lock, outcome: &AcquireOutcome) -> Value {
         AcquireOutcome::Acquired {
             expires_at,
             recovered,
+            fence,
         } => json!({
             "acquired": true,
             "name": lock.name(),
@@ -60,6 +63,7 @@ pub fn acquire_json(lock: &ddblock::Lock, outcome: &AcquireOutcome) -> Value {
             "owner": owner_json(Some(lock.stored_owner()), Some(lock.owner())),
             "expires_at": expires_at,
             "recovered": recovered,
+            "fence": fence,
             "holder": null,
         }),
         AcquireOutcome::Held(h) => json!({
@@ -69,6 +73,7 @@ pub fn acquire_json(lock: &ddblock::Lock, outcome: &AcquireOutcome) -> Value {
             "owner": owner_json(Some(lock.stored_owner()), Some(lock.owner())),
             "expires_at": null,
             "recovered": false,
+            "fence": null,
             "holder": holder_json(h),
         }),
     }
@@ -149,6 +154,41 @@ async fn release(store: &Store, json: bool, a: &ReleaseArgs) -> ddblock::Result<
     })
 }
 
+async fn refresh(store: &Store, json: bool, a: &RefreshArgs) -> ddblock::Result<i32> {
+    let ttl = ttl_from_str(&a.ttl)?;
+    let lock = store.restore_lock(&a.name, a.owner.clone())?;
+    let refreshed = lock.refresh(Some(ttl)).await?;
+    let holder = lock.current_holder().await?;
+    if json {
+        print_json(&json!({
+            "refreshed": refreshed,
+            "name": lock.name(),
+            "key": lock.key(),
+            "expires_at": holder.as_ref().filter(|_| refreshed).and_then(|h| h.expires_at),
+            "holder": holder.as_ref().map(holder_json),
+        }));
+    }
+    if refreshed {
+        if !json {
+            let until = holder.and_then(|h| h.expires_at);
+            println!("refreshed lock `{}` {}", a.name, out::until(until));
+        }
+        Ok(EXIT_OK)
+    } else {
+        match holder {
+            Some(h) => eprintln!(
+                "ddblock: {}, not by the given owner; nothing refreshed",
+                held_message(&a.name, &h)
+            ),
+            None => eprintln!(
+                "ddblock: lock `{}` is not held (expired, released or never taken); nothing refreshed",
+                a.name
+            ),
+        }
+        Ok(EXIT_FAILURE)
+    }
+}
+
 async fn force_release(store: &Store, json: bool, a: &NameArgs) -> ddblock::Result<i32> {
     let lock = store.lock(&a.name, 0)?;
     lock.force_release().await?;
@@ -179,6 +219,7 @@ async fn status(store: &Store, json: bool, a: &NameArgs) -> ddblock::Result<i32>
             "owner": owner,
             "expires_at": expires_at,
             "expires_in": expires_at.map(|e| e - now),
+            "fence": holder.as_ref().and_then(|h| h.fence),
         }));
     } else {
         match &holder {
@@ -356,6 +397,7 @@ fn fix(id: CheckId, status: CheckStatus, ttl: Option<&TtlState>, exp: &str) -> O
         CheckId::ExpiredItems => "enable TTL (`ddblock create-table`), or run `ddblock sweep` (deletes only expired items)".into(),
         CheckId::DefaultTtlLocks => "see them with `ddblock list --locks`; if a holder is gone, `ddblock force-release NAME` (or `ddblock release NAME --owner OWNER`); release with ddblock so locks cannot stick".into(),
         CheckId::InvalidItems => "find what else writes to this table (`ddblock list --all`); ddblock leaves these items alone".into(),
+        CheckId::Layout => "set --layout / DDBLOCK_LAYOUT to the PHP side's Laravel version (laravel8 for 8-10, laravel11, laravel12 for 12+) and --prefix / CACHE_PREFIX to the app's `config('cache.prefix')`; `ddblock list --all` shows every key".into(),
     })
 }
 

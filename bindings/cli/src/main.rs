@@ -29,8 +29,9 @@ Configuration (a flag overrides the environment variable Laravel uses):
   --table     DYNAMODB_CACHE_TABLE  (default: cache)
   --endpoint  DYNAMODB_ENDPOINT     (default: the AWS endpoint of the region)
   --region    AWS_DEFAULT_REGION    (default: the AWS SDK's chain, else us-east-1)
-  --prefix    CACHE_PREFIX          (default: empty)
+  --prefix    CACHE_PREFIX          (default: Laravel's own, from APP_NAME and the layout)
   --layout    DDBLOCK_LAYOUT        (laravel8 | laravel11 | laravel12; default: laravel12)
+  --clock-skew-margin  DDBLOCK_CLOCK_SKEW_MARGIN  (whole seconds; default: 2)
 Credentials come from the AWS SDK's usual chain (AWS_ACCESS_KEY_ID, profiles, roles).
 
 Exit status:
@@ -72,6 +73,9 @@ pub struct Global {
     /// Key layout of the Laravel version: laravel8 (8-10), laravel11, laravel12 (12+) [env: DDBLOCK_LAYOUT] [default: laravel12]
     #[arg(long, global = true, value_name = "LAYOUT")]
     pub layout: Option<String>,
+    /// Seconds an expired lock must be past its expiry before it is taken over, for clocks that disagree [env: DDBLOCK_CLOCK_SKEW_MARGIN] [default: 2]
+    #[arg(long, global = true, value_name = "SECS")]
+    pub clock_skew_margin: Option<String>,
     /// Partition key attribute
     #[arg(long, global = true, value_name = "NAME", default_value = "key")]
     pub key_attribute: String,
@@ -121,6 +125,8 @@ pub enum Command {
     Acquire(AcquireArgs),
     /// Release lock NAME if OWNER holds it: one conditional DeleteItem (exit 1 if not released)
     Release(ReleaseArgs),
+    /// Extend lock NAME to now + SECS if OWNER holds it and it is live (exit 1 if not)
+    Refresh(RefreshArgs),
     /// Delete lock NAME whoever holds it
     ForceRelease(NameArgs),
     /// Show who holds lock NAME (consistent read)
@@ -182,6 +188,19 @@ pub struct ReleaseArgs {
     /// The owner that holds the lock (printed by acquire, shown by status)
     #[arg(long, value_name = "OWNER")]
     pub owner: String,
+}
+
+/// `refresh`.
+#[derive(Debug, Args)]
+pub struct RefreshArgs {
+    /// Lock name
+    pub name: String,
+    /// The owner that holds the lock
+    #[arg(long, value_name = "OWNER")]
+    pub owner: String,
+    /// New lease from now, in whole seconds (0 means Laravel's default of 86400)
+    #[arg(long, value_name = "SECS", allow_negative_numbers = true)]
+    pub ttl: String,
 }
 
 /// Commands taking only a lock name.
@@ -317,6 +336,7 @@ impl Global {
                 "CACHE_PREFIX" if raw => Some(String::new()),
                 "CACHE_PREFIX" => self.prefix.clone(),
                 "DDBLOCK_LAYOUT" => self.layout.clone(),
+                "DDBLOCK_CLOCK_SKEW_MARGIN" => self.clock_skew_margin.clone(),
                 _ => None,
             }
         };

@@ -21,14 +21,9 @@ pub fn print_json(v: &Value) {
 /// exit status (75 for a lock timeout, else 1).
 pub fn error(e: &ddblock::Error, json: bool) -> i32 {
     let mut msg = one_line(&e.to_string());
-    match e.kind() {
-        ErrorKind::TableNotFound => msg.push_str(
-            "; to create it run `ddblock create-table` with the same --table/--endpoint/--region",
-        ),
-        ErrorKind::Transport => {
-            msg.push_str(" [ddblock flags: --endpoint, --region, --connect-timeout, --timeout]")
-        }
-        _ => {}
+    // The flags that set what a transport error is about.
+    if e.kind() == ErrorKind::Transport {
+        msg.push_str(" [ddblock flags: --endpoint, --region, --connect-timeout, --timeout]");
     }
     eprintln!("ddblock: {msg}");
     if json {
@@ -36,7 +31,18 @@ pub fn error(e: &ddblock::Error, json: bool) -> i32 {
     }
     match e.kind() {
         ErrorKind::LockTimeout => EXIT_HELD,
-        _ => EXIT_FAILURE,
+        ErrorKind::InvalidKey
+        | ErrorKind::InvalidTtl
+        | ErrorKind::TableNotFound
+        | ErrorKind::Throttled
+        | ErrorKind::OutcomeUnknown
+        | ErrorKind::LeaseLost
+        | ErrorKind::Codec
+        | ErrorKind::Service
+        | ErrorKind::Transport
+        | ErrorKind::Credentials
+        | ErrorKind::Config
+        | ErrorKind::Unsupported => EXIT_FAILURE,
     }
 }
 
@@ -74,6 +80,7 @@ pub fn holder_json(h: &Holder) -> Value {
     json!({
         "owner": owner_json(h.value.as_ref(), h.owner.as_deref()),
         "expires_at": h.expires_at,
+        "fence": h.fence,
     })
 }
 

@@ -9,7 +9,6 @@
 use std::os::unix::process::ExitStatusExt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
 use ddblock::{AcquireOutcome, Lock, ReleaseOutcome, Store};
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
@@ -94,13 +93,18 @@ pub async fn run(store: &Store, g: &Global, a: &RunArgs) -> ddblock::Result<i32>
         }
     };
 
-    let mut child = match tokio::process::Command::new(&a.command[0])
+    let mut command = tokio::process::Command::new(&a.command[0]);
+    command
         .args(&a.command[1..])
         .env("DDBLOCK_LOCK_NAME", lock.name())
         .env("DDBLOCK_LOCK_KEY", lock.key())
-        .env("DDBLOCK_LOCK_OWNER", lock.owner())
-        .spawn()
-    {
+        .env("DDBLOCK_LOCK_OWNER", lock.owner());
+    // The fencing token, for the command to send with its writes to the protected resource.
+    match lock.fence() {
+        Some(f) => command.env("DDBLOCK_FENCE", f.to_string()),
+        None => command.env_remove("DDBLOCK_FENCE"),
+    };
+    let mut child = match command.spawn() {
         Ok(c) => c,
         Err(e) => {
             release(&lock, a, None, false).await;
@@ -120,7 +124,7 @@ pub async fn run(store: &Store, g: &Global, a: &RunArgs) -> ddblock::Result<i32>
     let lost = Arc::new(AtomicBool::new(false));
     let heartbeat = a
         .heartbeat
-        .then(|| tokio::spawn(heartbeat(lock.clone(), lost.clone())));
+        .then(|| tokio::spawn(watch_lease(lock.heartbeat(), lock.clone(), lost.clone())));
 
     let status = loop {
         tokio::select! {
@@ -152,31 +156,14 @@ pub async fn run(store: &Store, g: &Global, a: &RunArgs) -> ddblock::Result<i32>
     })
 }
 
-/// Refreshes the lock every ttl/3 until aborted; says loudly when the lock is gone.
-async fn heartbeat(lock: Lock, lost: Arc<AtomicBool>) {
-    let period = Duration::from_secs_f64((lock.ttl_secs() as f64 / 3.0).max(0.2));
-    let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tick.tick().await;
-        match lock.refresh(None).await {
-            Ok(true) => {}
-            Ok(false) => {
-                lost.store(true, Ordering::SeqCst);
-                eprintln!(
-                    "ddblock: LOCK LOST: the heartbeat could not refresh lock `{}`: it expired or another \
-                     owner took it over. The command keeps running WITHOUT the lock.",
-                    lock.name()
-                );
-                return;
-            }
-            Err(e) => eprintln!(
-                "ddblock: warning: the heartbeat could not refresh lock `{}` ({e}); retrying in {:.1}s",
-                lock.name(),
-                period.as_secs_f64()
-            ),
-        }
-    }
+/// Keeps the core's heartbeat running until aborted; says loudly when the lease is lost.
+async fn watch_lease(heartbeat: ddblock::lock::Heartbeat, lock: Lock, lost: Arc<AtomicBool>) {
+    let reason = heartbeat.lost().await;
+    lost.store(true, Ordering::SeqCst);
+    eprintln!(
+        "ddblock: LOCK LOST: lock `{}`: {reason}. The command keeps running WITHOUT the lock.",
+        lock.name()
+    );
 }
 
 /// Releases after CMD; warns when the lock lapsed while CMD ran (`expires_at`: the expiry taken

@@ -18,9 +18,18 @@ const ACQUIRE_FIELDS: &[&str] = &[
     "expires_at",
     "holder",
     "recovered",
+    "fence",
 ];
 const RELEASE_FIELDS: &[&str] = &["released", "outcome", "name", "key", "holder"];
-const STATUS_FIELDS: &[&str] = &["name", "key", "held", "owner", "expires_at", "expires_in"];
+const STATUS_FIELDS: &[&str] = &[
+    "name",
+    "key",
+    "held",
+    "owner",
+    "expires_at",
+    "expires_in",
+    "fence",
+];
 const ITEM_FIELDS: &[&str] = &[
     "key",
     "kind",
@@ -119,7 +128,10 @@ fn acquire_status_release(server: Server) {
     assert_eq!(code, 75, "{b}");
     assert_fields(&b, ACQUIRE_FIELDS);
     assert_eq!(b["acquired"], false);
-    assert_eq!(b["holder"], json!({"owner": owner, "expires_at": expires}));
+    assert_eq!(
+        b["holder"],
+        json!({"owner": owner, "expires_at": expires, "fence": a["fence"]})
+    );
     let (code, out, err) = ctx.text(&["acquire", "orders", "--ttl", "30"]);
     assert_eq!((code, out.as_str()), (75, ""));
     assert!(
@@ -152,7 +164,7 @@ fn acquire_status_release(server: Server) {
     let s = ctx.status("orders");
     assert_eq!(
         s,
-        json!({"name": "orders", "key": "app_orders", "held": false, "owner": null, "expires_at": null, "expires_in": null})
+        json!({"name": "orders", "key": "app_orders", "held": false, "owner": null, "expires_at": null, "expires_in": null, "fence": null})
     );
 
     // Human output: the owner alone on stdout.
@@ -177,16 +189,16 @@ fn acquire_with_owner_and_wait(server: Server) {
     assert_eq!(code, 0, "{a}");
     assert_eq!(a["owner"], json!(12345));
     assert_eq!(ctx.status("num")["owner"], json!(12345));
-    // The same owner again: recovered, same expiry.
+    // The same owner from another process: refused, as Laravel refuses it (only an attempt's
+    // own write is recovered).
     let (code, again) = ctx.json(&["acquire", "num", "--ttl", "30", "--owner", "12345"]);
     assert_eq!(
-        (
-            code,
-            again["recovered"].clone(),
-            again["expires_at"].clone()
-        ),
-        (0, json!(true), a["expires_at"].clone())
+        (code, again["acquired"].clone()),
+        (75, json!(false)),
+        "{again}"
     );
+    assert!(a["fence"].as_u64().is_some(), "{a}");
+    assert_eq!(ctx.status("num")["fence"], a["fence"]);
     // Waiting for a held lock gives up after --wait.
     let start = Instant::now();
     let (code, b) = ctx.json(&["acquire", "num", "--ttl", "30", "--wait", "1"]);
@@ -686,7 +698,8 @@ fn doctor_checks_and_fixes(server: Server) {
             "ttl",
             "expired_items",
             "default_ttl_locks",
-            "invalid_items"
+            "invalid_items",
+            "layout"
         ]
     );
     for c in checks {
@@ -706,6 +719,7 @@ fn doctor_checks_and_fixes(server: Server) {
         .unwrap()
         .contains("force-release"));
     assert_eq!(check("invalid_items")["status"], "ok");
+    assert_eq!(check("layout")["status"], "ok", "{}", check("layout"));
     assert_eq!(v["counts"]["default_ttl_locks"], 1);
     assert_eq!(v["counts"]["expired_but_present"], 1);
     assert_eq!(v["counts"]["locks"], 2);
@@ -813,6 +827,34 @@ fn get_and_put_values(server: Server) {
     assert!(err.contains("--forever"), "{err}");
 }
 
+fn refresh_and_fence(server: Server) {
+    let ctx = Ctx::new(server);
+    let (code, a) = ctx.json(&["acquire", "job", "--ttl", "30"]);
+    assert_eq!(code, 0, "{a}");
+    let owner = a["owner"].as_str().unwrap().to_owned();
+    let (code, r) = ctx.json(&["refresh", "job", "--owner", &owner, "--ttl", "600"]);
+    assert_eq!((code, r["refreshed"].clone()), (0, json!(true)), "{r}");
+    let left = r["expires_at"].as_i64().unwrap() - now();
+    assert!((590..=601).contains(&left), "{r}");
+    let (code, r) = ctx.json(&["refresh", "job", "--owner", "someone-else", "--ttl", "600"]);
+    assert_eq!((code, r["refreshed"].clone()), (1, json!(false)), "{r}");
+    let (code, _) = ctx.json(&["release", "job", "--owner", &owner]);
+    assert_eq!(code, 0);
+    // `run` hands the fencing token to the command.
+    let (code, out, err) = ctx.text(&[
+        "run",
+        "job",
+        "--ttl",
+        "30",
+        "--",
+        "sh",
+        "-c",
+        "echo $DDBLOCK_FENCE",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.trim().parse::<u64>().is_ok(), "a fence: {out:?}");
+}
+
 fn negative_numbers_are_values(server: Server) {
     let ctx = Ctx::new(server);
     // A negative VALUE is a value, not an unknown option (clap used to suggest `-- -42`).
@@ -857,7 +899,10 @@ fn errors_are_one_clear_line(server: Server) {
             err.starts_with("ddblock: table `no-such-table-here` not found"),
             "{err}"
         );
-        assert!(err.contains("run `ddblock create-table`"), "{err}");
+        assert!(
+            err.contains("create it with `ddblock create-table`"),
+            "{err}"
+        );
     }
     let (code, v) = missing.json(&["status", "x"]);
     assert_eq!(code, 1);
@@ -902,8 +947,51 @@ fn bad_input_gets_the_same_kinds() {
         &std::fs::read_to_string(common::root().join("compat-tests/bad-input.json")).unwrap(),
     )
     .unwrap();
-    let ctx = Ctx::new(Server::Moto);
+    let base = Ctx::new(Server::Moto);
+    let rt = tokio::runtime::Runtime::new().unwrap();
     for c in table["cases"].as_array().unwrap() {
+        let mut ctx = Ctx {
+            server: base.server,
+            endpoint: base.endpoint.clone(),
+            table: base.table.clone(),
+        };
+        // Keep the proxy alive until the case has run.
+        let mut _proxy = None;
+        match c["server"].as_str() {
+            None | Some("no_credentials") => {}
+            Some("unreachable") => {
+                let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+                ctx.endpoint = format!("http://{}", l.local_addr().unwrap());
+            }
+            Some("throttling") => {
+                let p = rt
+                    .block_on(ddblock_fault_proxy::start(
+                        ddblock_fault_proxy::ProxyConfig {
+                            upstream: base.endpoint.clone(),
+                            listen: "127.0.0.1:0".into(),
+                            faults: ddblock_fault_proxy::FaultConfig {
+                                throttle_rate: 1.0,
+                                ..Default::default()
+                            },
+                        },
+                    ))
+                    .expect("proxy");
+                ctx.endpoint = p.url();
+                _proxy = Some(p);
+            }
+            Some(other) => panic!("unknown server {other}"),
+        }
+        if let Some(text) = c["stored"].as_str() {
+            rt.block_on(
+                ddblock_test_support::client_for(&base.endpoint)
+                    .put_item()
+                    .table_name(&base.table)
+                    .item("key", AttributeValue::S(c["key"].as_str().unwrap().into()))
+                    .item("value", AttributeValue::S(text.into()))
+                    .send(),
+            )
+            .expect("raw PutItem");
+        }
         let name = match c.get("name_repeat") {
             Some(r) => r[0]
                 .as_str()
@@ -926,8 +1014,18 @@ fn bad_input_gets_the_same_kinds() {
                 if c["table"] == "missing" {
                     args.extend(["--table".into(), "ddblock_no_such_table".into()]);
                 }
+                args.extend([
+                    "--prefix".into(),
+                    String::new(),
+                    "--max-attempts".into(),
+                    "2".into(),
+                ]);
                 match op {
-                    "lock" => args.extend(["acquire".into(), name, "--ttl".into(), ttl]),
+                    // The CLI has no lock handle without a request: `acquire` checks the name
+                    // and ttl first, as constructing a lock does in the other fronts.
+                    "lock" | "acquire" => {
+                        args.extend(["acquire".into(), name, "--ttl".into(), ttl])
+                    }
                     "get" => args.extend(["get".into(), c["key"].as_str().unwrap().into()]),
                     "put" => args.extend([
                         "put".into(),
@@ -941,7 +1039,25 @@ fn bad_input_gets_the_same_kinds() {
             }
         }
         let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-        let (code, v) = ctx.json(&refs);
+        let (code, v) = if c["server"] == "no_credentials" {
+            // No AWS credentials anywhere: none in the environment, an empty HOME.
+            let home = scratch();
+            let mut cmd = std::process::Command::new(common::bin());
+            ctx.env(&mut cmd);
+            for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("AWS_")) {
+                cmd.env_remove(k);
+            }
+            cmd.env_remove("AWS_ACCESS_KEY_ID")
+                .env_remove("AWS_SECRET_ACCESS_KEY")
+                .env("AWS_DEFAULT_REGION", "us-east-1")
+                .env("AWS_EC2_METADATA_DISABLED", "true")
+                .env("HOME", &home);
+            let out = cmd.arg("--json").args(&refs).output().unwrap();
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            (out.status.code().unwrap(), v)
+        } else {
+            ctx.json(&refs)
+        };
         assert_eq!(code, 1, "{}: {v}", c["case"]);
         assert_eq!(v["error"]["kind"], c["kind"], "{}: {v}", c["case"]);
     }
@@ -1041,6 +1157,7 @@ fn help_lists_every_command_and_exit_status() {
 
 on_servers!(
     sync
+    refresh_and_fence,
     negative_numbers_are_values,
     create_table_is_idempotent,
     acquire_status_release,

@@ -57,6 +57,8 @@ mod tests {
             (ErrorKind::TableNotFound, "TABLE_NOT_FOUND"),
             (ErrorKind::Throttled, "THROTTLED"),
             (ErrorKind::LockTimeout, "LOCK_TIMEOUT"),
+            (ErrorKind::OutcomeUnknown, "OUTCOME_UNKNOWN"),
+            (ErrorKind::LeaseLost, "LEASE_LOST"),
             (ErrorKind::Codec, "CODEC"),
             (ErrorKind::Service, "SERVICE"),
             (ErrorKind::Transport, "TRANSPORT"),

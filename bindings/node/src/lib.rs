@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use ddblock::admin::{CreateTableOptions, DoctorOptions, ScanOptions, TtlState};
 use ddblock::format::input::{timeout_from_secs_f64, Amount};
+use ddblock::lock::Heartbeat;
 use ddblock::{ErrorKind, KeyLayout, StoreConfig};
 use napi::bindgen_prelude::Result;
 use napi_derive::napi;
@@ -29,7 +30,7 @@ const CREATE_TABLE_HINT: &str = "`await store.createTable()` (or `ddblock create
 pub struct StoreOptions {
     /// Table name (default `cache`).
     pub table: Option<String>,
-    /// Laravel's `cache.prefix`, as configured (default empty).
+    /// Laravel's `cache.prefix`, as configured (default: Laravel's own from `APP_NAME`, see docs/configuration.md).
     pub prefix: Option<String>,
     /// `laravel8` (8–10), `laravel11` or `laravel12` (12+, default).
     pub layout: Option<String>,
@@ -51,6 +52,10 @@ pub struct StoreOptions {
     pub attempt_timeout_ms: Option<f64>,
     /// Attempts per request including the first (default 3).
     pub max_attempts: Option<u32>,
+    /// How long past its expiry a lock must be before it is taken over, in ms (default 2000).
+    pub clock_skew_margin_ms: Option<f64>,
+    /// How often `withLock`'s heartbeat refreshes the lock, in ms (default: a third of the ttl).
+    pub heartbeat_interval_ms: Option<f64>,
 }
 
 /// Milliseconds from JS as a Duration (the core's rule for waits and timeouts).
@@ -97,6 +102,12 @@ fn config(o: StoreOptions) -> Result<StoreConfig> {
     }
     if let Some(v) = o.max_attempts {
         b = b.max_attempts(v);
+    }
+    if let Some(v) = o.clock_skew_margin_ms {
+        b = b.clock_skew_margin(millis("clockSkewMarginMs", v)?);
+    }
+    if let Some(v) = o.heartbeat_interval_ms {
+        b = b.heartbeat_interval(millis("heartbeatIntervalMs", v)?);
     }
     b.build().napi()
 }
@@ -333,7 +344,7 @@ pub struct TableReport {
 /// One doctor check.
 #[napi(object)]
 pub struct Check {
-    /// `table`, `key_schema`, `ttl`, `expired_items`, `default_ttl_locks`, `invalid_items`.
+    /// `table`, `key_schema`, `ttl`, `expired_items`, `default_ttl_locks`, `invalid_items`, `layout`.
     pub id: String,
     /// `ok`, `warn`, `fail`, `unknown`, `skipped`.
     pub status: String,
@@ -361,6 +372,8 @@ pub struct Holder {
     pub owner: Option<String>,
     /// Unix time (seconds) the lock expires at; absent for an item without expiry.
     pub expires_at: Option<i64>,
+    /// The fencing token of the holder's acquisition (absent for a lock Laravel wrote).
+    pub fence: Option<i64>,
 }
 
 /// A named lock with an owner token; every method is one request (or a wait loop).
@@ -389,7 +402,29 @@ impl Lock {
         self.inner.ttl_secs()
     }
 
-    /// Takes the lock: one conditional PutItem without `waitMs`; with it, retries for up to
+    /// The fencing token of this handle's acquisition (`null` when it holds none).
+    #[napi(getter)]
+    pub fn fence(&self) -> Option<i64> {
+        self.inner.fence().and_then(|f| i64::try_from(f).ok())
+    }
+
+    /// Milliseconds this handle's lease still lasts by the local monotonic clock (`null`: none).
+    #[napi]
+    pub fn remaining_ms(&self) -> Option<f64> {
+        self.inner.remaining().map(|d| d.as_secs_f64() * 1000.0)
+    }
+
+    /// Starts refreshing the held lock in the background (the core's heartbeat).
+    #[napi]
+    pub async fn heartbeat(&self) -> Result<NativeHeartbeat> {
+        let hb = self.inner.heartbeat();
+        Ok(NativeHeartbeat {
+            lost: hb.subscribe(),
+            inner: tokio::sync::Mutex::new(Some(hb)),
+        })
+    }
+
+    /// Takes the lock: one conditional UpdateItem without `waitMs`; with it, retries for up to
     /// `waitMs`. True when the lock is ours, false when someone else still holds it.
     #[napi]
     pub async fn acquire(&self, wait_ms: Option<f64>) -> Result<bool> {
@@ -442,6 +477,41 @@ impl Lock {
         Ok(h.map(|h| Holder {
             owner: h.owner,
             expires_at: h.expires_at,
+            fence: h.fence.and_then(|f| i64::try_from(f).ok()),
         }))
+    }
+}
+
+/// A running heartbeat: refreshes the lock until stopped.
+#[napi]
+pub struct NativeHeartbeat {
+    inner: tokio::sync::Mutex<Option<Heartbeat>>,
+    lost: tokio::sync::watch::Receiver<Option<String>>,
+}
+
+#[napi]
+impl NativeHeartbeat {
+    /// Resolves with the reason when the lease is lost, or `null` once stopped without a loss.
+    #[napi]
+    pub async fn lost(&self) -> Option<String> {
+        let mut rx = self.lost.clone();
+        loop {
+            if let Some(reason) = rx.borrow_and_update().clone() {
+                return Some(reason);
+            }
+            if rx.changed().await.is_err() {
+                return None;
+            }
+        }
+    }
+
+    /// Stops refreshing; resolves with the reason the lease was lost, or `null`.
+    #[napi]
+    pub async fn stop(&self) -> Option<String> {
+        let hb = self.inner.lock().await.take();
+        match hb {
+            Some(hb) => hb.stop().await,
+            None => self.lost.borrow().clone(),
+        }
     }
 }

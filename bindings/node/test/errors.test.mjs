@@ -14,8 +14,8 @@ const code = (c) => (e) => {
 
 test('the codes are the core kinds, upper-cased', () => {
   assert.deepEqual([...CODES].sort(), [
-    'CODEC', 'CONFIG', 'CREDENTIALS', 'INVALID_KEY', 'INVALID_TTL', 'LOCK_TIMEOUT', 'SERVICE',
-    'TABLE_NOT_FOUND', 'THROTTLED', 'TRANSPORT', 'UNSUPPORTED',
+    'CODEC', 'CONFIG', 'CREDENTIALS', 'INVALID_KEY', 'INVALID_TTL', 'LEASE_LOST', 'LOCK_TIMEOUT',
+    'OUTCOME_UNKNOWN', 'SERVICE', 'TABLE_NOT_FOUND', 'THROTTLED', 'TRANSPORT', 'UNSUPPORTED',
   ])
 })
 

@@ -35,8 +35,15 @@ test('Laravel variables fill what is not given; explicit options win', async () 
     assert.equal(await store.get('k'), 'v')
     const other = new Store({ endpoint: 'http://127.0.0.1:9', prefix: '' })
     assert.deepEqual([other.endpoint, other.prefix, other.table], ['http://127.0.0.1:9', '', table])
+    // Without CACHE_PREFIX: Laravel's own default, from APP_NAME and the layout.
+    delete process.env.CACHE_PREFIX
+    process.env.APP_NAME = 'My Shop'
+    assert.equal(new Store().prefix, 'my-shop-cache-')
+    assert.equal(new Store({ layout: 'laravel8' }).prefix, 'my_shop_cache')
+    process.env.APP_NAME = 'Café'
+    assert.throws(() => new Store(), code('CONFIG', /set CACHE_PREFIX/))
   } finally {
-    for (const k of ['DYNAMODB_ENDPOINT', 'DYNAMODB_CACHE_TABLE', 'CACHE_PREFIX']) {
+    for (const k of ['DYNAMODB_ENDPOINT', 'DYNAMODB_CACHE_TABLE', 'CACHE_PREFIX', 'APP_NAME']) {
       if (saved[k] === undefined) delete process.env[k]
       else process.env[k] = saved[k]
     }

@@ -24,6 +24,8 @@ export const SERVERS = ['moto', 'dynalite'].map((name) => {
 process.env.AWS_ACCESS_KEY_ID ??= 'test'
 process.env.AWS_SECRET_ACCESS_KEY ??= 'test'
 process.env.AWS_DEFAULT_REGION ??= 'us-east-1'
+// The tests name their prefixes; without CACHE_PREFIX a store takes Laravel's default (APP_NAME).
+process.env.CACHE_PREFIX ??= ''
 
 export const unique = (p = 'n') => `${p}${randomBytes(5).toString('hex')}`
 

@@ -19,4 +19,19 @@ return [
 
     'takeover_dynamodb' => env('DDBLOCK_TAKEOVER_DYNAMODB', true),
 
+    /*
+    |--------------------------------------------------------------------------
+    | Clock-skew margin (seconds)
+    |--------------------------------------------------------------------------
+    |
+    | An expired lock is taken over only once its expires_at is more than
+    | this many seconds in the past by this server's clock, so a server
+    | whose clock runs up to that much ahead cannot take a lock its holder
+    | still has. The same default (2) as every other ddblock front; keep
+    | clocks in sync (NTP) well within it. A whole number, 0 or more.
+    |
+    */
+
+    'clock_skew_margin' => env('DDBLOCK_CLOCK_SKEW_MARGIN', 2),
+
 ];

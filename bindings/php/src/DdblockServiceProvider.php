@@ -9,8 +9,10 @@ use Illuminate\Support\ServiceProvider;
 
 /**
  * Registers the `ddblock` cache driver and, unless `ddblock.takeover_dynamodb` is false (env
- * `DDBLOCK_TAKEOVER_DYNAMODB=false`), builds every `dynamodb` store with it too. Auto-discovered
- * through `extra.laravel.providers` in composer.json.
+ * `DDBLOCK_TAKEOVER_DYNAMODB=false`), builds every `dynamodb` store with it too; every store it
+ * builds takes over expired locks with the clock-skew margin `ddblock.clock_skew_margin` (env
+ * `DDBLOCK_CLOCK_SKEW_MARGIN`, default 2 s). Auto-discovered through `extra.laravel.providers` in
+ * composer.json.
  */
 class DdblockServiceProvider extends ServiceProvider
 {
@@ -25,10 +27,12 @@ class DdblockServiceProvider extends ServiceProvider
 
         // Whenever (and if ever) the cache manager is built, before any store is resolved.
         $this->callAfterResolving('cache', function (CacheManager $cache): void {
-            $cache->extend('ddblock', self::creator());
-            if (self::enabled($this->app['config']->get('ddblock.takeover_dynamodb', true))) {
+            $config = $this->app['config'];
+            $margin = $config->get('ddblock.clock_skew_margin', DynamoDbStore::DEFAULT_CLOCK_SKEW_MARGIN);
+            $cache->extend('ddblock', self::creator($margin));
+            if (self::enabled($config->get('ddblock.takeover_dynamodb', true))) {
                 // A custom creator wins over CacheManager's own createDynamodbDriver().
-                $cache->extend('dynamodb', self::creator());
+                $cache->extend('dynamodb', self::creator($margin));
             }
         });
     }
@@ -48,14 +52,17 @@ class DdblockServiceProvider extends ServiceProvider
     /**
      * The cache driver: Laravel's own DynamoDB store for this config (so every config key of the
      * `dynamodb` store means what it means on the installed version), as a ddblock store.
+     *
+     * @param  mixed  $margin  the clock-skew margin in seconds (`ddblock.clock_skew_margin`)
      */
-    private static function creator(): \Closure
+    private static function creator($margin): \Closure
     {
-        return function ($app, array $config) {
+        return function ($app, array $config) use ($margin) {
             // CacheManager::extend() binds this closure to the manager: $this is the
             // CacheManager, whose protected createDynamodbDriver() builds Laravel's store.
             /** @var \Illuminate\Cache\CacheManager $this */
             $store = DynamoDbStore::fromLaravelStore($this->createDynamodbDriver($config)->getStore());
+            $store->setClockSkewMargin($margin);
 
             // Laravel 8-10 take only the store; 11+ also the config (events, store name).
             return $this->repository($store, $config);

@@ -7,7 +7,8 @@ namespace Ddblock\Laravel;
 use Illuminate\Cache\Lock;
 
 /**
- * Laravel's DynamoDB lock, released by ONE owner-conditioned DeleteItem.
+ * Laravel's DynamoDB lock with ddblock's lease protocol: taken by ONE UpdateItem (Laravel's lock
+ * item plus an attempt id and a fencing token), released by ONE owner-conditioned DeleteItem.
  *
  * Laravel's `Illuminate\Cache\DynamoDbLock::release()` reads the owner with an eventually
  * consistent GetItem and deletes only if that read shows its owner; under load the read misses
@@ -30,6 +31,13 @@ class DynamoDbLock extends Lock
      * @var \Ddblock\Laravel\DynamoDbStore
      */
     protected $dynamo;
+
+    /**
+     * The fencing token of this handle's acquisition, null when it holds none.
+     *
+     * @var int|null
+     */
+    protected $fence = null;
 
     /**
      * Create a new lock instance.
@@ -62,16 +70,44 @@ class DynamoDbLock extends Lock
     }
 
     /**
-     * Attempt to acquire the lock: one conditional PutItem, Laravel's `add()` item and condition.
-     * A ttl of 0 (or less) means 86400 seconds, as in Laravel.
+     * Attempt to acquire the lock: one conditional UpdateItem writing Laravel's lock item (the
+     * attributes its `add()` writes) plus this call's attempt id and the fencing token, with
+     * `add()`'s condition and the clock-skew margin (an expired lock is taken over once
+     * `expires_at < now - margin`). A ttl of 0 (or less) means 86400 seconds, as in Laravel.
+     *
+     * False when someone holds the lock, this owner through another handle included (a
+     * `restoreLock()` of a held lock), as Laravel answers. True when the write landed, or when an
+     * earlier send of this call landed and its answer was lost.
+     *
+     * @throws OutcomeUnknownException  no answer came to the write nor to its resend; the write
+     *     was deleted again if it landed (the exception says what the clean-up found)
+     * @throws LockException  the request failed otherwise (nothing was written)
      */
     public function acquire(): bool
     {
-        return $this->dynamo->acquireLock(
+        $lease = $this->dynamo->acquireLock(
             $this->name,
             $this->owner,
             $this->seconds > 0 ? $this->seconds : DynamoDbStore::DEFAULT_LOCK_SECONDS
         );
+        if ($lease === null) {
+            return false;
+        }
+        $this->fence = $lease['fence'];
+
+        return true;
+    }
+
+    /**
+     * The fencing token of this handle's acquisition: it grows with every acquisition of this
+     * lock by any ddblock front (this driver, the Rust core, Python, Node, the CLI), so a resource
+     * that remembers the highest token it accepted can refuse a write from a holder whose lock
+     * expired while it was paused. Null when this handle has not acquired the lock (or has
+     * released it).
+     */
+    public function fence(): ?int
+    {
+        return $this->fence;
     }
 
     /**
@@ -82,7 +118,10 @@ class DynamoDbLock extends Lock
      */
     public function release(): bool
     {
-        return $this->dynamo->releaseLock($this->name, $this->owner);
+        $released = $this->dynamo->releaseLock($this->name, $this->owner);
+        $this->fence = null;
+
+        return $released;
     }
 
     /**
@@ -91,6 +130,7 @@ class DynamoDbLock extends Lock
     public function forceRelease(): void
     {
         $this->dynamo->forceReleaseLock($this->name);
+        $this->fence = null;
     }
 
     /**

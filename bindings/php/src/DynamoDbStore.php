@@ -6,10 +6,12 @@ namespace Ddblock\Laravel;
 
 use Aws\DynamoDb\Exception\DynamoDbException;
 use Illuminate\Cache\DynamoDbStore as LaravelDynamoDbStore;
+use InvalidArgumentException;
 use ReflectionClass;
 
 /**
- * Laravel's DynamoDB cache store whose locks are released by one owner-conditioned DeleteItem.
+ * Laravel's DynamoDB cache store whose locks are ddblock's: taken by one UpdateItem that also
+ * writes an attempt id and a fencing token, released by one owner-conditioned DeleteItem.
  *
  * Every cache operation, the constructor and the key layout are those of the installed Laravel
  * (this class extends `Illuminate\Cache\DynamoDbStore`); only `lock()` and `restoreLock()` change:
@@ -17,21 +19,72 @@ use ReflectionClass;
  * store's table, attribute names, prefix and value encoding (all protected in Laravel's store).
  *
  * The wire format of every request below is specified by the conformance vectors in
- * `compat-tests/conformance/v1/` (published in docs/format.md); the tests compare each request
+ * `compat-tests/conformance/v2/` (published in docs/format.md); the tests compare each request
  * the AWS SDK sends with them.
  */
 class DynamoDbStore extends LaravelDynamoDbStore
 {
+    /** DynamoDB's limit on a partition key, in bytes (UTF-8). */
+    public const MAX_KEY_BYTES = 2048;
+
     /**
      * Laravel's lock ttl when none (0) is given: one day (`DynamoDbLock::acquire()`).
      */
     public const DEFAULT_LOCK_SECONDS = 86400;
 
     /**
-     * Put attempts when the lock vanished (freed) or expired between a failed put and the look at
-     * its holder; the same bound as the Rust core's acquire.
+     * The default clock-skew margin, in seconds: a lock is taken over only once
+     * `expires_at < now - margin` (the Rust core's default too).
      */
-    private const ACQUIRE_ATTEMPTS = 3;
+    public const DEFAULT_CLOCK_SKEW_MARGIN = 2;
+
+    /**
+     * ddblock's fencing token on a lock item (N); Laravel neither reads nor writes it.
+     */
+    public const FENCE_ATTRIBUTE = 'ddblock_fence';
+
+    /**
+     * The id of the acquire call that wrote a lock item (S, 16 characters of [A-Za-z0-9]).
+     */
+    public const ATTEMPT_ATTRIBUTE = 'ddblock_attempt';
+
+    /**
+     * Writes per acquire call when the lock vanished (freed) or expired between a failed write
+     * and the look at its holder; the same bound as the Rust core's acquire.
+     */
+    private const ACQUIRE_WRITES = 3;
+
+    /**
+     * Writes of one acquire call that get no answer before it gives up and cleans up (the first
+     * and one resend), and the pause before the resend, in microseconds: the core's, without a
+     * deadline.
+     */
+    private const UNKNOWN_WRITES = 2;
+    private const RESEND_PAUSE_US = 50000;
+
+    /**
+     * curl errors of a connection that was never made (nothing was sent): resolving a proxy or
+     * the host, connecting, TLS. A timeout (28) counts only when it came before anything was sent.
+     */
+    private const NEVER_SENT_CURL_ERRORS = [5, 6, 7, 35];
+
+    /**
+     * Take over an expired lock only once `expires_at < now - margin` (seconds).
+     *
+     * @var int
+     */
+    protected $clockSkewMargin = self::DEFAULT_CLOCK_SKEW_MARGIN;
+
+    /**
+     * Test seam ({@see useLockIds()}): where attempt ids and fence bases come from; null: a
+     * random id per acquire call and the system clock in microseconds.
+     *
+     * @var callable|null
+     */
+    private $attemptIds = null;
+
+    /** @var callable|null */
+    private $fenceBases = null;
 
     /**
      * A copy of a store Laravel built (`CacheManager::createDynamodbDriver()`), with every setting
@@ -81,66 +134,338 @@ class DynamoDbStore extends LaravelDynamoDbStore
     }
 
     /**
-     * Takes lock `$name` for `$owner`: Laravel's `add()` PutItem (same item, same condition) with
-     * `ReturnValuesOnConditionCheckFailure: ALL_OLD`.
+     * The clock-skew margin in seconds: an expired lock is taken over only once
+     * `expires_at < now - margin`, so a contender whose clock runs up to that much ahead cannot
+     * cut a live lease short (config `ddblock.clock_skew_margin`, default 2).
+     */
+    public function clockSkewMargin(): int
+    {
+        return $this->clockSkewMargin;
+    }
+
+    /**
+     * Sets the clock-skew margin: a whole number of seconds, 0 or more (an int, or its text as an
+     * environment variable gives it).
      *
-     * True when the put succeeded, or when the item it found already carries this owner: an
-     * earlier put of ours landed but its answer was lost (the AWS SDK retried it), so the lock is
-     * ours and the earlier expiry stands. False when another owner holds it.
+     * @param  int|string  $seconds
+     * @return $this
+     */
+    public function setClockSkewMargin($seconds)
+    {
+        $valid = is_int($seconds) || (is_string($seconds) && preg_match('/^\s*\d+\s*$/D', $seconds) === 1);
+        if (! $valid || (int) $seconds < 0) {
+            throw new InvalidArgumentException(sprintf(
+                'ddblock: the clock-skew margin (ddblock.clock_skew_margin, DDBLOCK_CLOCK_SKEW_MARGIN) must be '
+                . 'a whole number of seconds, 0 or more; got %s',
+                var_export($seconds, true)
+            ));
+        }
+        $this->clockSkewMargin = (int) $seconds;
+
+        return $this;
+    }
+
+    /**
+     * Test seam (the conformance vectors): `$attemptIds()` gives each acquire call's attempt id
+     * and `$fenceBases()` the fence base of each write, instead of a fresh random id and the
+     * system clock in microseconds. Nulls restore the defaults. Not for production: acquire
+     * calls sharing an id would take each other's writes for their own.
+     *
+     * @internal
+     */
+    public function useLockIds(?callable $attemptIds, ?callable $fenceBases): void
+    {
+        $this->attemptIds = $attemptIds;
+        $this->fenceBases = $fenceBases;
+    }
+
+    /**
+     * Takes lock `$name` for `$owner`: ONE UpdateItem that writes Laravel's lock item (the value
+     * and expiry `add()` writes) plus this call's attempt id (`ddblock_attempt`) and the fencing
+     * token (`ddblock_fence = if_not_exists(ddblock_fence, :fence_base) + 1`), conditioned like
+     * `add()` with the clock-skew margin in `:now` (`attribute_not_exists(#key) OR
+     * #expires_at < now - margin`).
+     *
+     * Returns the lease (`expires_at`, `fence`, `recovered`) when the lock is ours: written now,
+     * or found carrying this call's own attempt id and not expired (an earlier send of this call
+     * landed and its answer was lost: its expiry and fence stand). Null when someone holds it:
+     * another owner, or this owner through another handle or process (as Laravel answers). A
+     * write that gets no answer is sent again once; if that gets none either, this call's write
+     * is deleted again and {@see OutcomeUnknownException} says what the clean-up found.
      *
      * @internal used by {@see DynamoDbLock::acquire()}
      *
      * @param  string  $name  the lock name as the lock holds it
      * @param  mixed  $owner
      * @param  int  $seconds  passed to Laravel's `toTimestamp()` as its `add()` does
+     * @return array{expires_at: int, fence: int|null, recovered: bool}|null
      */
-    public function acquireLock($name, $owner, $seconds): bool
+    public function acquireLock($name, $owner, $seconds): ?array
     {
         $stored = $this->storedValue($owner);
-        for ($attempt = 1; $attempt <= self::ACQUIRE_ATTEMPTS; $attempt++) {
+        $attempt = $this->attemptIds !== null ? (string) ($this->attemptIds)() : self::randomId();
+        $unknown = null;
+        $failure = null;
+        $writes = 0;
+        $expiresAt = 0;
+        while (true) {
+            $writes++;
+            $now = $this->currentTime();
+            $expiresAt = (int) $this->toTimestamp($seconds);
             try {
-                $this->dynamo->putItem([
-                    'TableName' => $this->table,
-                    'Item' => [
-                        $this->keyAttribute => ['S' => $this->prefix . $name],
-                        $this->valueAttribute => $stored,
-                        $this->expirationAttribute => ['N' => (string) $this->toTimestamp($seconds)],
-                    ],
-                    'ConditionExpression' => 'attribute_not_exists(#key) OR #expires_at < :now',
-                    'ExpressionAttributeNames' => [
-                        '#key' => $this->keyAttribute,
-                        '#expires_at' => $this->expirationAttribute,
-                    ],
-                    'ExpressionAttributeValues' => [
-                        ':now' => ['N' => (string) $this->currentTime()],
-                    ],
-                    'ReturnValuesOnConditionCheckFailure' => 'ALL_OLD',
-                ]);
-
-                return true;
+                $answer = $this->takeLock($name, $stored, $attempt, $expiresAt, $now - $this->clockSkewMargin);
             } catch (DynamoDbException $e) {
-                $old = $this->oldItemOfFailedCondition($e, 'acquire', $name, $owner);
-            }
-            if ($old === null) {
-                // DynamoDB and moto return the item that failed the condition; dynalite ignores
-                // ALL_OLD. Then one consistent read says who holds it.
-                $old = $this->consistentItem($name, 'acquire', $owner);
-                if ($old === null) {
-                    continue; // freed between the put and the read: put again
+                if (self::mayHaveCommitted($e)) {
+                    // No answer: the write may have landed. Send it again (same attempt id), once.
+                    $unknown = $e;
+                    if ($writes < self::UNKNOWN_WRITES) {
+                        usleep(self::RESEND_PAUSE_US);
+                        continue;
+                    }
+                    break;
                 }
+                if ($unknown !== null) {
+                    $failure = $e;
+                    break;
+                }
+                throw LockException::fromAws($e, 'acquire', $this->table, $this->prefix . $name, $owner);
             }
-            if ($this->carries($old, $stored)) {
-                return true;
+            if ($answer['written']) {
+                return ['expires_at' => $expiresAt, 'fence' => $answer['fence'], 'recovered' => false];
             }
-            $expiresAt = $old[$this->expirationAttribute]['N'] ?? null;
-            if (is_numeric($expiresAt) && (float) $expiresAt < $this->currentTime()) {
-                continue; // expired meanwhile (our clock moved on a second): the next put takes it
+            $old = $answer['old'];
+            if ($old !== null) {
+                $oldExpiry = $this->expiryOf($old);
+                if (($old[self::ATTEMPT_ATTRIBUTE]['S'] ?? null) === $attempt) {
+                    if ($oldExpiry !== null && $oldExpiry > $this->currentTime()) {
+                        // This call's own earlier write landed; its answer was lost.
+                        return ['expires_at' => $oldExpiry, 'fence' => self::fenceOf($old), 'recovered' => true];
+                    }
+                    // Our own write, already expired: not a lease; write again.
+                } elseif ($oldExpiry === null || $oldExpiry >= $this->currentTime() - $this->clockSkewMargin) {
+                    return null; // held (by another owner, or by this owner through another handle)
+                }
+                // Else it expired past the margin meanwhile (our clock moved on): write again.
+            }
+            // No item: freed between the write and the read: write again.
+            if ($writes >= self::ACQUIRE_WRITES) {
+                break;
+            }
+        }
+        if ($unknown === null) {
+            return null; // the lock kept changing hands under us
+        }
+        [$cleanup, $found] = $this->deleteAttempt($name, $stored, $attempt, $expiresAt);
+        $cause = self::describe($unknown) . ($failure !== null ? '; then: ' . self::describe($failure) : '');
+
+        throw OutcomeUnknownException::afterCleanUp(
+            $failure ?? $unknown,
+            $this->table,
+            $this->prefix . $name,
+            $cause,
+            $cleanup,
+            $found,
+            $expiresAt,
+            $owner
+        );
+    }
+
+    /**
+     * One write of an acquire: `written` with the new fence, or not written with `old`, the
+     * holder's item (from ALL_OLD or, on servers that ignore ALL_OLD, one consistent read; null
+     * when the item is gone). Other failures are thrown as the SDK threw them.
+     *
+     * @param  string  $name
+     * @param  array<string, string>  $stored
+     * @return array{written: bool, fence?: int|null, old?: array<string, mixed>|null}
+     */
+    private function takeLock($name, array $stored, string $attempt, int $expiresAt, int $cutoff): array
+    {
+        $fenceBase = $this->fenceBases !== null ? (int) ($this->fenceBases)() : self::clockMicros();
+        try {
+            $result = $this->dynamo->updateItem([
+                'TableName' => $this->table,
+                'Key' => $this->lockKey($name),
+                'UpdateExpression' => 'SET #value = :owner, #expires_at = :expires_at, #attempt = :attempt, '
+                    . '#fence = if_not_exists(#fence, :fence_base) + :one',
+                'ConditionExpression' => 'attribute_not_exists(#key) OR #expires_at < :now',
+                'ExpressionAttributeNames' => [
+                    '#key' => $this->keyAttribute,
+                    '#value' => $this->valueAttribute,
+                    '#expires_at' => $this->expirationAttribute,
+                    '#attempt' => self::ATTEMPT_ATTRIBUTE,
+                    '#fence' => self::FENCE_ATTRIBUTE,
+                ],
+                'ExpressionAttributeValues' => [
+                    ':owner' => $stored,
+                    ':expires_at' => ['N' => (string) $expiresAt],
+                    ':attempt' => ['S' => $attempt],
+                    ':fence_base' => ['N' => (string) $fenceBase],
+                    ':one' => ['N' => '1'],
+                    ':now' => ['N' => (string) $cutoff],
+                ],
+                'ReturnValues' => 'UPDATED_NEW',
+                'ReturnValuesOnConditionCheckFailure' => 'ALL_OLD',
+            ]);
+
+            return ['written' => true, 'fence' => self::fenceOf($result['Attributes'] ?? [])];
+        } catch (DynamoDbException $e) {
+            if ($e->getAwsErrorCode() !== 'ConditionalCheckFailedException') {
+                throw $e;
+            }
+            // DynamoDB and moto return the item that failed the condition (`Item`, in wire
+            // format); dynalite ignores ALL_OLD. Then one consistent read says who holds it.
+            $item = $e->get('Item');
+        }
+        if (! is_array($item) || $item === []) {
+            $item = $this->dynamo->getItem([
+                'TableName' => $this->table,
+                'Key' => $this->lockKey($name),
+                'ConsistentRead' => true,
+            ])['Item'] ?? null;
+        }
+
+        return ['written' => false, 'old' => is_array($item) && $item !== [] ? $item : null];
+    }
+
+    /**
+     * The clean-up of an acquire whose outcome is unknown: a DeleteItem of the lock only if it
+     * is this call's write (`#value = :owner AND #attempt = :attempt`). Returns what it found (an
+     * OutcomeUnknownException::CLEANUP_ constant) and the same in words.
+     *
+     * @param  string  $name
+     * @param  array<string, string>  $stored
+     * @return array{0: string, 1: string}
+     */
+    private function deleteAttempt($name, array $stored, string $attempt, int $expiresAt): array
+    {
+        try {
+            $this->dynamo->deleteItem([
+                'TableName' => $this->table,
+                'Key' => $this->lockKey($name),
+                'ConditionExpression' => '#value = :owner AND #attempt = :attempt',
+                'ExpressionAttributeNames' => [
+                    '#value' => $this->valueAttribute,
+                    '#attempt' => self::ATTEMPT_ATTRIBUTE,
+                ],
+                'ExpressionAttributeValues' => [':owner' => $stored, ':attempt' => ['S' => $attempt]],
+            ]);
+
+            return [
+                OutcomeUnknownException::CLEANUP_DELETED,
+                'the write had landed and was deleted again: the lock is free',
+            ];
+        } catch (DynamoDbException $e) {
+            if ($e->getAwsErrorCode() === 'ConditionalCheckFailedException') {
+                return [
+                    OutcomeUnknownException::CLEANUP_NOT_FOUND,
+                    "nothing of this attempt's is there: the write did not land (or was taken over)",
+                ];
             }
 
+            return [OutcomeUnknownException::CLEANUP_FAILED, sprintf(
+                'the clean-up delete failed too (%s): if the write landed, the lock stays until it expires, '
+                . 'by %s UTC at the latest',
+                self::describe($e),
+                gmdate('Y-m-d H:i:s', $expiresAt)
+            )];
+        }
+    }
+
+    /**
+     * Whether a failed request may have been applied: it was sent and no answer came (a timeout,
+     * a connection reset or closed after sending), DynamoDB answered 500 or 503, or something
+     * that is not DynamoDB answered. Not a connection that was never made, nor any other answer
+     * of DynamoDB's (throttling, validation, a missing table): those wrote nothing. The core's
+     * rule (`Error::may_have_committed`).
+     */
+    private static function mayHaveCommitted(DynamoDbException $e): bool
+    {
+        $code = $e->getAwsErrorCode();
+        if ($code !== null) {
+            return in_array($code, ['InternalServerError', 'ServiceUnavailable'], true);
+        }
+        if ($e->getResponse() !== null) {
+            return true;
+        }
+        $previous = $e->getPrevious();
+        $context = $previous !== null && method_exists($previous, 'getHandlerContext')
+            ? $previous->getHandlerContext() : [];
+        $errno = (int) ($context['errno'] ?? 0);
+        if (in_array($errno, self::NEVER_SENT_CURL_ERRORS, true)) {
             return false;
         }
 
-        return false;
+        // A timeout before anything was sent (while resolving or connecting) wrote nothing.
+        return ! ($errno === 28 && (float) ($context['pretransfer_time'] ?? 1) === 0.0);
+    }
+
+    /**
+     * A failure in words: "no answer from DynamoDB: cURL error 52: ..." or DynamoDB's error code
+     * and message.
+     */
+    private static function describe(DynamoDbException $e): string
+    {
+        if ($e->getAwsErrorCode() !== null) {
+            return $e->getAwsErrorCode() . ': ' . ($e->getAwsErrorMessage() ?? 'no message');
+        }
+        $previous = $e->getPrevious();
+
+        return 'no answer from DynamoDB: ' . ($previous !== null ? $previous->getMessage() : $e->getMessage());
+    }
+
+    /**
+     * The expiry of a lock item, or null when it has none or it is not a number (then the
+     * acquire condition never takes it over).
+     *
+     * @param  array<string, mixed>  $item
+     */
+    private function expiryOf(array $item): ?int
+    {
+        $n = $item[$this->expirationAttribute]['N'] ?? null;
+        if (! is_string($n) || ! is_numeric($n)) {
+            return null;
+        }
+        $f = floor((float) $n);
+
+        return is_finite($f) && abs($f) < 9.2e18 ? (int) $f : null;
+    }
+
+    /**
+     * The fencing token of an item (or of UpdateItem's `Attributes`), when it has one.
+     *
+     * @param  array<string, mixed>  $item
+     */
+    private static function fenceOf(array $item): ?int
+    {
+        $n = $item[self::FENCE_ATTRIBUTE]['N'] ?? null;
+
+        return is_string($n) && ctype_digit($n) ? (int) $n : null;
+    }
+
+    /**
+     * A fresh attempt id: 16 characters of [A-Za-z0-9] from PHP's CSPRNG.
+     */
+    private static function randomId(): string
+    {
+        $alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+        $id = '';
+        for ($i = 0; $i < 16; $i++) {
+            $id .= $alphabet[random_int(0, 61)];
+        }
+
+        return $id;
+    }
+
+    /**
+     * The system clock in microseconds since the epoch, exactly (microtime()'s text, no float):
+     * where a fence starts when the lock item has none.
+     */
+    private static function clockMicros(): int
+    {
+        [$fraction, $seconds] = explode(' ', microtime());
+
+        return (int) $seconds * 1000000 + (int) substr($fraction, 2, 6);
     }
 
     /**
@@ -290,7 +615,26 @@ class DynamoDbStore extends LaravelDynamoDbStore
      */
     private function lockKey($name): array
     {
-        return [$this->keyAttribute => ['S' => $this->prefix . $name]];
+        $key = $this->prefix . $name;
+        // DynamoDB refuses an empty partition key and one over 2048 bytes (bytes, not
+        // characters; dynalite and moto let some through): refused here, before any request, as
+        // the core does, so no server ever holds such a lock.
+        if ($key === '') {
+            throw new InvalidArgumentException(
+                'ddblock: invalid lock key "": it is empty; give a non-empty key or lock name'
+            );
+        }
+        if (strlen($key) > self::MAX_KEY_BYTES) {
+            throw new InvalidArgumentException(sprintf(
+                'ddblock: invalid lock key "%s…": it is %d bytes once prefixed, and DynamoDB partition '
+                . 'keys are at most %d bytes; use a shorter key (e.g. a hash of it)',
+                mb_substr($key, 0, 64),
+                strlen($key),
+                self::MAX_KEY_BYTES
+            ));
+        }
+
+        return [$this->keyAttribute => ['S' => $key]];
     }
 
     /**

@@ -82,7 +82,7 @@ class LockException extends DynamoDbException
      *
      * @param  mixed  $owner
      */
-    private static function withoutOwner(string $text, $owner): string
+    protected static function withoutOwner(string $text, $owner): string
     {
         if ($owner === null || ! is_scalar($owner) || mb_strlen((string) $owner) <= 4) {
             return $text;

@@ -29,6 +29,7 @@ final class ApplicationTest extends TestCase
     protected function tearDown(): void
     {
         putenv('DDBLOCK_TAKEOVER_DYNAMODB');
+        putenv('DDBLOCK_CLOCK_SKEW_MARGIN');
         parent::tearDown();
     }
 
@@ -111,7 +112,31 @@ final class ApplicationTest extends TestCase
         // Every property Laravel's store has (whatever the version adds) is copied.
         $properties = static fn (LaravelDynamoDbStore $s): array => (fn () => get_object_vars($this))->call($s);
         $this->assertContains('dynamo', array_keys($properties($laravel)));
-        $this->assertSame(array_keys($properties($laravel)), array_keys($properties($ours)));
+        [$theirs, $mine] = [array_keys($properties($laravel)), array_keys($properties($ours))];
+        $own = ['clockSkewMargin', 'attemptIds', 'fenceBases']; // the driver's lock settings
+        $this->assertSame($own, array_values(array_diff($mine, $theirs)));
+        $this->assertSame($theirs, array_values(array_diff($mine, $own)));
+    }
+
+    public function testTheClockSkewMarginComesFromTheConfig(): void
+    {
+        $margin = static fn (): int => Cache::store('dynamodb')->getStore()->clockSkewMargin();
+        TestApp::boot(TestApp::cacheConfig(self::endpoint('moto'), self::tableName()));
+        $this->assertSame(2, $margin(), 'the default, as every ddblock front');
+        TestApp::boot(TestApp::cacheConfig(self::endpoint('moto'), self::tableName()), ['clock_skew_margin' => 5]);
+        $this->assertSame(5, $margin(), 'config/ddblock.php');
+        putenv('DDBLOCK_CLOCK_SKEW_MARGIN=0');
+        TestApp::boot(TestApp::cacheConfig(self::endpoint('moto'), self::tableName(), 'ddblock'));
+        $this->assertSame(0, $margin(), 'DDBLOCK_CLOCK_SKEW_MARGIN, for the ddblock driver too');
+        putenv('DDBLOCK_CLOCK_SKEW_MARGIN=soon');
+        TestApp::boot(TestApp::cacheConfig(self::endpoint('moto'), self::tableName()));
+        try {
+            Cache::store('dynamodb');
+            $this->fail('a margin that is not a whole number of seconds was accepted');
+        } catch (\InvalidArgumentException $e) {
+            $this->assertStringContainsString('DDBLOCK_CLOCK_SKEW_MARGIN', $e->getMessage());
+            $this->assertStringContainsString("'soon'", $e->getMessage());
+        }
     }
 
     private static function cacheKey(string $key): string

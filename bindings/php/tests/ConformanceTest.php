@@ -6,16 +6,21 @@ namespace Ddblock\Laravel\Tests;
 
 use Aws\DynamoDb\DynamoDbClient;
 use Ddblock\Laravel\DynamoDbLock;
+use Ddblock\Laravel\OutcomeUnknownException;
+use Ddblock\Laravel\Tests\Support\FaultProxy;
 use Ddblock\Laravel\Tests\Support\Recorder;
 use Illuminate\Support\Carbon;
 use RuntimeException;
 
 /**
- * The lock conformance vectors (compat-tests/conformance/v1, the wire-format spec published in
+ * The lock conformance vectors (compat-tests/conformance/v2, the wire-format spec published in
  * docs/format.md) run against the driver: for each case the table is set to `before`, the lock
  * operation runs with the case's fixed clock (Carbon's test time, which Laravel's store reads),
- * and the requests the real AWS SDK sends (recorded under it, as serialized), the answer Laravel's
- * API gives and the item after must be the vector's. The Rust core runs the same files
+ * margin, attempt id and fence base (the store's `useLockIds()` test seam), with the SDK's own
+ * retries off, and the requests the real AWS SDK sends (recorded under it, as serialized), the
+ * answer Laravel's API gives (and the fence) and the item after must be the vector's. A case
+ * with `faults` runs through the fault proxy, which drops the answers (`answers_lost`) or the
+ * requests (`requests_lost`) of the operations it names. The Rust core runs the same files
  * (core/tests/conformance.rs).
  */
 final class ConformanceTest extends TestCase
@@ -23,9 +28,46 @@ final class ConformanceTest extends TestCase
     /** @var array<string, string> table per server and key attribute */
     private static array $tablesFor = [];
 
+    /** @var array<string, FaultProxy> one fault proxy per server, for the cases with faults */
+    private static array $proxies = [];
+
+    public static function tearDownAfterClass(): void
+    {
+        foreach (self::$proxies as $proxy) {
+            $proxy->stop();
+        }
+        self::$proxies = [];
+        parent::tearDownAfterClass();
+    }
+
     private static function vectorsDir(): string
     {
-        return self::root() . '/compat-tests/conformance/v1';
+        return self::root() . '/compat-tests/conformance/v2';
+    }
+
+    /**
+     * The endpoint a case's requests go to: the server, or for a case with faults the fault
+     * proxy in front of it, set to those faults.
+     *
+     * @param  array<string, mixed>|null  $faults
+     */
+    private static function endpointFor(string $server, ?array $faults): string
+    {
+        if ($faults === null) {
+            return self::endpoint($server);
+        }
+        $proxy = self::$proxies[$server]
+            ??= FaultProxy::start(self::cargoBinary('fault-proxy'), self::endpoint($server));
+        $answers = $faults['answers_lost'] ?? [];
+        $requests = $faults['requests_lost'] ?? [];
+        $proxy->configure([
+            'drop_response_rate' => $answers === [] ? 0.0 : 1.0,
+            'drop_ops' => $answers,
+            'drop_request_rate' => $requests === [] ? 0.0 : 1.0,
+            'drop_request_ops' => $requests,
+        ]);
+
+        return $proxy->url;
     }
 
     /** @return array<string, mixed> */
@@ -67,7 +109,7 @@ final class ConformanceTest extends TestCase
         string $id
     ): void {
         $doc = self::vectorFile("$layout/$operation.json");
-        $this->assertSame(1, $doc['version']);
+        $this->assertSame(2, $doc['version']);
         $case = array_values(array_filter($doc['cases'], static fn (array $c): bool => $c['id'] === $id))[0];
         $recorder = new Recorder();
         $plain = self::client($server);
@@ -79,7 +121,14 @@ final class ConformanceTest extends TestCase
         $table = self::$tablesFor["$server {$attributes['key']}"] ??= self::table($plain, $attributes['key']);
         $input = $case['input'];
         Carbon::setTestNow(Carbon::createFromTimestamp($input['now']));
-        $store = self::driverStore($layout, self::client($server, $recorder), $table, $input['prefix'], $attributes);
+        // The vectors list the protocol's requests: the SDK's own retries (which would repeat one
+        // as it is) are off.
+        $recording = self::client(self::endpointFor($server, $case['faults'] ?? null), $recorder, ['retries' => 0]);
+        $store = self::driverStore($layout, $recording, $table, $input['prefix'], $attributes);
+        if (isset($input['attempt'])) {
+            $store->setClockSkewMargin($input['margin']);
+            $store->useLockIds(static fn (): string => $input['attempt'], static fn (): int => $input['fence_base']);
+        }
         $lock = $store->lock($input['name'], $input['ttl'], $input['owner']);
         $this->assertInstanceOf(DynamoDbLock::class, $lock);
 
@@ -102,6 +151,10 @@ final class ConformanceTest extends TestCase
             ? $case['requests_without_all_old'] : $case['requests'];
         $this->assertSame(null, self::compareRequests($expected, $sent), 'the requests sent');
         $this->assertSame($case['laravel_result'], $result, 'the answer');
+        if ($operation === 'acquire') {
+            $lease = $case['outcome']['acquired'] ?? $case['outcome']['recovered'] ?? null;
+            $this->assertSame($lease['fence'] ?? null, $lock->fence(), 'the fence');
+        }
         $this->assertSame(
             self::canonical($case['after']),
             self::canonical(self::item($plain, $table, $lock->tableKey(), $attributes['key'])),
@@ -124,7 +177,11 @@ final class ConformanceTest extends TestCase
     {
         switch ($operation) {
             case 'acquire':
-                return $lock->acquire();
+                try {
+                    return $lock->acquire();
+                } catch (OutcomeUnknownException $e) {
+                    return ['throws' => 'outcome_unknown', 'cleanup' => $e->cleanup()];
+                }
             case 'release':
                 return $lock->release();
             case 'force_release':

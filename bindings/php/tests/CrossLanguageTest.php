@@ -118,6 +118,7 @@ final class CrossLanguageTest extends TestCase
         $expected = ctype_digit($owner) ? (int) $owner : $owner; // Laravel reads a numeric owner back as an int
         $this->assertSame($expected, (fn () => $this->getCurrentOwner())->call($restored));
         $this->assertFalse($store->lock($name, 60)->get(), 'PHP cannot take it');
+        $this->assertFalse($restored->get(), "nor with $which's owner (another handle: refused, as in Laravel)");
         $this->assertFalse($store->restoreLock($name, 'not-the-owner')->release());
         $t0 = time();
         $this->assertTrue($restored->refresh(90), "PHP refreshes $which's lock");

@@ -6,9 +6,12 @@ namespace Ddblock\Laravel\Tests;
 
 use Aws\DynamoDb\Exception\DynamoDbException;
 use Ddblock\Laravel\DynamoDbLock;
+use Ddblock\Laravel\DynamoDbStore;
 use Ddblock\Laravel\LockException;
+use Ddblock\Laravel\OutcomeUnknownException;
 use Ddblock\Laravel\Tests\Support\Recorder;
 use Illuminate\Contracts\Cache\LockTimeoutException;
+use Illuminate\Support\Carbon;
 
 /**
  * Every lock operation of the driver against moto and dynalite, in each key layout the loaded
@@ -36,14 +39,23 @@ final class LockTest extends TestCase
         $this->assertSame(self::lockKey($layout, 'app_', 'cycle'), $lock->tableKey());
         $this->assertMatchesRegularExpression('/^[A-Za-z0-9]{16}$/', $lock->owner());
 
+        $this->assertNull($lock->fence(), 'no fence before the lock is ours');
         $t0 = time();
         $this->assertTrue($lock->get());
         $t1 = time();
-        $item = self::item($client, $table, $lock->tableKey());
-        $this->assertSame(['key', 'value', 'expires_at'], array_keys($item ?? []));
+        $item = self::item($client, $table, $lock->tableKey()) ?? [];
+        $attributes = array_keys($item);
+        sort($attributes);
+        // Laravel's three attributes, plus ddblock's attempt id and fencing token.
+        $this->assertSame(['ddblock_attempt', 'ddblock_fence', 'expires_at', 'key', 'value'], $attributes);
         $this->assertSame(['S' => serialize($lock->owner())], $item['value']);
         $this->assertGreaterThanOrEqual($t0 + 10, (int) $item['expires_at']['N']);
         $this->assertLessThanOrEqual($t1 + 10, (int) $item['expires_at']['N']);
+        $this->assertMatchesRegularExpression('/^[A-Za-z0-9]{16}$/', $item['ddblock_attempt']['S']);
+        $this->assertSame(['N' => (string) $lock->fence()], $item['ddblock_fence'], 'fence() is the item\'s');
+        // A first fence starts from the clock in microseconds.
+        $this->assertGreaterThanOrEqual($t0 * 1000000, $lock->fence());
+        $this->assertLessThanOrEqual(($t1 + 1) * 1000000, $lock->fence());
 
         $this->assertTrue($lock->isLocked());
         $this->assertTrue($lock->isOwnedByCurrentProcess());
@@ -56,6 +68,7 @@ final class LockTest extends TestCase
         $this->assertNotNull(self::item($client, $table, $lock->tableKey()));
 
         $this->assertTrue($lock->release());
+        $this->assertNull($lock->fence(), 'released: no fence');
         $this->assertNull(self::item($client, $table, $lock->tableKey()));
         $this->assertFalse($lock->isLocked());
         $this->assertFalse($lock->release(), 'a second release finds nothing to delete');
@@ -167,32 +180,168 @@ final class LockTest extends TestCase
         }
         // block() is the installed Laravel's own loop: 8's counts whole seconds (time()), so 1 s
         // means anything from one 50 ms sleep to about 1.1 s; 13's counts milliseconds. Each
-        // attempt is one PutItem: at least the first and one retry.
+        // attempt is one UpdateItem: at least the first and one retry.
         $this->assertLessThan(3.0, $waited);
-        $this->assertGreaterThanOrEqual(2, $recorder->counts()['PutItem'] ?? 0);
-        // Waiting reads nothing where the failed put names the holder (ALL_OLD: DynamoDB, moto);
-        // dynalite ignores ALL_OLD, so there each failed put is followed by one consistent read.
+        $this->assertGreaterThanOrEqual(2, $recorder->counts()['UpdateItem'] ?? 0);
+        // Waiting reads nothing where the failed write names the holder (ALL_OLD: DynamoDB, moto);
+        // dynalite ignores ALL_OLD, so there each failed write is followed by one consistent read.
         $reads = $recorder->counts()['GetItem'] ?? 0;
-        $this->assertSame($server === 'moto' ? 0 : $recorder->counts()['PutItem'], $reads);
+        $this->assertSame($server === 'moto' ? 0 : $recorder->counts()['UpdateItem'], $reads);
         $this->assertTrue($holder->release());
         $this->assertTrue($waiter->block(1));
         $this->assertTrue($waiter->release());
     }
 
     /** @dataProvider servers */
-    public function testAcquiringAgainWithTheSameOwnerIsRecoveredWithoutExtendingIt(string $server): void
+    public function testTheSameOwnerThroughAnotherHandleIsRefusedWhileHeld(string $server): void
     {
         $client = self::client($server);
         $table = $this->tableFor($server);
         $store = self::driverStore(self::layouts()[0], $client, $table);
         $lock = $store->lock('again', 30);
         $this->assertTrue($lock->acquire());
-        $expires = self::item($client, $table, $lock->tableKey())['expires_at'];
-        // The item already carries our owner: what an SDK retry of a put whose answer was lost
-        // finds. The lock is ours; the first write's expiry stands (use refresh() to extend).
-        $this->assertTrue($store->restoreLock('again', $lock->owner())->acquire());
-        $this->assertSame($expires, self::item($client, $table, $lock->tableKey())['expires_at']);
+        $before = self::item($client, $table, $lock->tableKey());
+        // Laravel's restoreLock() in another process (or a second handle here) with the same
+        // owner: refused while the lock is held, as stock Laravel's add() refuses it. Only the
+        // acquire call that wrote the item recognises it (its attempt id).
+        $restored = $store->restoreLock('again', $lock->owner());
+        $this->assertFalse($restored->get(), 'restoreLock()->get() while held');
+        $this->assertNull($restored->fence());
+        $this->assertFalse($lock->get(), 'a second acquire on the holding handle is a new call: refused too');
+        $this->assertSame($before, self::item($client, $table, $lock->tableKey()), 'nothing was written');
+        // The restored handle still releases it: whoever has the owner releases the lock.
+        $this->assertTrue($restored->isOwnedByCurrentProcess());
+        $this->assertTrue($restored->release());
+        $this->assertTrue($restored->get(), 'free again');
+        $this->assertTrue($restored->release());
+    }
+
+    /** @dataProvider servers */
+    public function testExpiredLocksAreTakenOverOnlyPastTheClockSkewMargin(string $server): void
+    {
+        $client = self::client($server);
+        $table = $this->tableFor($server);
+        $layout = self::layouts()[0];
+        $store = self::driverStore($layout, $client, $table);
+        $this->assertSame(DynamoDbStore::DEFAULT_CLOCK_SKEW_MARGIN, $store->clockSkewMargin());
+        $key = self::lockKey($layout, 'app_', 'margin');
+        $expiredAgo = function (int $seconds) use ($client, $table, $key): void {
+            $client->putItem(['TableName' => $table, 'Item' => [
+                'key' => ['S' => $key],
+                'value' => ['S' => serialize('someone-else')],
+                'expires_at' => ['N' => (string) (time() - $seconds)],
+            ]]);
+        };
+        // Laravel's own condition would take both over; the margin (2 s) leaves a holder whose
+        // clock is behind ours its lease.
+        $expiredAgo(1);
+        $this->assertFalse($store->lock('margin', 10)->get(), 'expired 1 s ago: still held');
+        $this->assertSame(['S' => serialize('someone-else')], self::item($client, $table, $key)['value']);
+        $stock = self::stockStore($layout, $client, $table)->lock('margin', 10);
+        $this->assertTrue($stock->get(), 'stock Laravel takes it at once (no margin)');
+        $stock->forceRelease();
+        $expiredAgo(3);
+        $lock = $store->lock('margin', 10);
+        $this->assertTrue($lock->get(), 'expired 3 s ago: taken over');
         $this->assertTrue($lock->release());
+        // A margin of 0 is Laravel's condition.
+        $expiredAgo(1);
+        $this->assertTrue((clone $store)->setClockSkewMargin(0)->lock('margin', 10)->get(), 'margin 0');
+        try {
+            $store->setClockSkewMargin(-1);
+            $this->fail('a negative margin was accepted');
+        } catch (\InvalidArgumentException $e) {
+            $this->assertStringContainsString('-1', $e->getMessage());
+        }
+    }
+
+    /** @dataProvider servers */
+    public function testFencesGrowOnTakeoverAndStartAboveAfterADeleteOrLaravelsOverwrite(string $server): void
+    {
+        $client = self::client($server);
+        $table = $this->tableFor($server);
+        $layout = self::layouts()[0];
+        $store = self::driverStore($layout, $client, $table);
+        $key = self::lockKey($layout, 'app_', 'fenced');
+        $fenceInTable = fn (): ?string => self::item($client, $table, $key)['ddblock_fence']['N'] ?? null;
+        $t = time();
+
+        // Laravel's clock (Carbon) moved, as for a holder paused past its expiry.
+        Carbon::setTestNow(Carbon::createFromTimestamp($t - 60));
+        $a = $store->lock('fenced', 10);
+        $this->assertTrue($a->get());
+        $fa = $a->fence();
+        $this->assertIsInt($fa);
+        Carbon::setTestNow(Carbon::createFromTimestamp($t - 30)); // A's lock expired 20 s ago
+        $b = $store->lock('fenced', 10);
+        $this->assertTrue($b->get(), 'taken over');
+        $this->assertSame($fa + 1, $b->fence(), 'a takeover adds one');
+        $fb = $b->fence();
+        $this->assertTrue($b->release());
+        $c = $store->lock('fenced', 10);
+        $this->assertTrue($c->get());
+        $this->assertGreaterThan($fb, $c->fence(), 'after a delete: from the clock, above');
+        $fc = $c->fence();
+
+        // Stock Laravel's add() takes the expired lock over with a whole-item PutItem: no fence.
+        Carbon::setTestNow(Carbon::createFromTimestamp($t - 10));
+        $this->assertTrue(self::stockStore($layout, $client, $table)->lock('fenced', 5)->get());
+        $this->assertNull($fenceInTable(), "Laravel's item has no fence");
+        Carbon::setTestNow();
+        $d = $store->lock('fenced', 10);
+        $this->assertTrue($d->get(), "Laravel's lock expired 5 s ago");
+        $this->assertGreaterThan($fc, $d->fence(), "after Laravel's overwrite: from the clock, above");
+        $this->assertSame((string) $d->fence(), $fenceInTable());
+        $this->assertTrue($d->release());
+    }
+
+    /**
+     * The fence's purpose, as docs/php.md shows it: the protected resource (here a DynamoDB item)
+     * accepts a write only with a fence at least the last one it accepted, so a holder whose lock
+     * expired while it was paused cannot overwrite its successor's work.
+     *
+     * @dataProvider servers
+     */
+    public function testAPausedHoldersLateWriteIsRefusedByTheFence(string $server): void
+    {
+        $client = self::client($server);
+        $table = $this->tableFor($server);
+        $store = self::driverStore(self::layouts()[0], $client, $table);
+        $write = function (int $fence, string $body) use ($client, $table): bool {
+            try {
+                $client->putItem([
+                    'TableName' => $table,
+                    'Item' => [
+                        'key' => ['S' => 'resource'],
+                        'fence' => ['N' => (string) $fence],
+                        'body' => ['S' => $body],
+                    ],
+                    'ConditionExpression' => 'attribute_not_exists(fence) OR fence <= :fence',
+                    'ExpressionAttributeValues' => [':fence' => ['N' => (string) $fence]],
+                ]);
+
+                return true;
+            } catch (\Aws\DynamoDb\Exception\DynamoDbException $e) {
+                $this->assertSame('ConditionalCheckFailedException', $e->getAwsErrorCode());
+
+                return false;
+            }
+        };
+        $t = time();
+        Carbon::setTestNow(Carbon::createFromTimestamp($t - 60));
+        $a = $store->lock('resource-lock', 10);
+        $this->assertTrue($a->get());
+        $this->assertTrue($write($a->fence(), 'from A'), "A's write, in time");
+        // A pauses; its lock expires; B takes it over and writes.
+        Carbon::setTestNow();
+        $b = $store->lock('resource-lock', 10);
+        $this->assertTrue($b->get());
+        $this->assertTrue($write($b->fence(), 'from B'), "B's write");
+        // A wakes up and writes with its old token: refused.
+        $this->assertFalse($write($a->fence(), 'late, from A'), "A's late write is refused");
+        $this->assertSame('from B', self::item($client, $table, 'resource')['body']['S']);
+        $this->assertFalse($a->release(), "A's release does not delete B's lock");
+        $this->assertTrue($b->release());
     }
 
     /** @dataProvider servers */
@@ -229,7 +378,8 @@ final class LockTest extends TestCase
     public function testAnUnreachableEndpointIsAnExceptionNotFalse(): void
     {
         $options = ['retries' => 0, 'http' => ['connect_timeout' => 2, 'timeout' => 2]];
-        $client = self::client('http://127.0.0.1:9', null, $options);
+        $recorder = new Recorder();
+        $client = self::client('http://127.0.0.1:9', $recorder, $options);
         $lock = self::driverStore(self::layouts()[0], $client, 'cache')->lock('orders', 10, 'a-secret-owner-token');
         try {
             $lock->release();
@@ -237,6 +387,17 @@ final class LockTest extends TestCase
         } catch (LockException $e) {
             $this->assertStringContainsString('no answer from DynamoDB', $e->getMessage());
             $this->assertStringNotContainsString('a-secret-owner-token', $e->getMessage());
+        }
+        // A connection that was never made wrote nothing: a plain LockException, no resend, no
+        // clean-up (an unknown outcome is only a request that was sent and got no answer).
+        $recorder->take();
+        try {
+            $lock->acquire();
+            $this->fail('acquire() without a server did not throw');
+        } catch (LockException $e) {
+            $this->assertNotInstanceOf(OutcomeUnknownException::class, $e);
+            $this->assertStringContainsString('could not acquire the lock', $e->getMessage());
+            $this->assertSame(['UpdateItem' => 1], $recorder->counts(), 'one write, nothing else');
         }
     }
 

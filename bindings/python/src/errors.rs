@@ -21,6 +21,8 @@ pub fn class_name(kind: ErrorKind) -> &'static str {
         ErrorKind::TableNotFound => "TableNotFound",
         ErrorKind::Throttled => "Throttled",
         ErrorKind::LockTimeout => "LockTimeout",
+        ErrorKind::OutcomeUnknown => "OutcomeUnknown",
+        ErrorKind::LeaseLost => "LeaseLost",
         ErrorKind::Codec => "CodecError",
         ErrorKind::Service => "ServiceError",
         ErrorKind::Transport => "TransportError",
@@ -80,6 +82,13 @@ fn build(py: Python<'_>, err: &Error) -> PyResult<PyErr> {
             };
             attrs.set_item("holder", holder)?;
         }
+        Error::OutcomeUnknown {
+            operation, name, ..
+        } => {
+            attrs.set_item("operation", *operation)?;
+            attrs.set_item("name", name)?;
+        }
+        Error::LeaseLost { name, .. } => attrs.set_item("name", name)?,
         Error::Codec(c) => attrs.set_item("offset", c.offset)?,
         Error::Transport {
             operation,
@@ -141,6 +150,16 @@ pub fn sample(kind: ErrorKind) -> Error {
             waited: std::time::Duration::from_millis(1500),
             holder: None,
         },
+        ErrorKind::OutcomeUnknown => Error::OutcomeUnknown {
+            operation: "UpdateItem",
+            name: "orders".into(),
+            cause: "sample".into(),
+            cleanup: "sample".into(),
+        },
+        ErrorKind::LeaseLost => Error::LeaseLost {
+            name: "orders".into(),
+            reason: "sample".into(),
+        },
         ErrorKind::Codec => Error::Codec(ddblock::CodecError::at("sample", 3)),
         ErrorKind::Service => Error::Service {
             operation: "PutItem",
@@ -151,6 +170,7 @@ pub fn sample(kind: ErrorKind) -> Error {
             operation: "GetItem",
             endpoint: "http://127.0.0.1:1".into(),
             message: "sample".into(),
+            sent: false,
         },
         ErrorKind::Credentials => Error::Credentials {
             operation: "GetItem",

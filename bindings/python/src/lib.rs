@@ -78,7 +78,7 @@ mod _native {
     #[pymodule_export]
     const __version__: &str = env!("CARGO_PKG_VERSION");
     #[pymodule_export]
-    use super::lock::PyLock;
+    use super::lock::{PyHeartbeat, PyLock};
     #[pymodule_export]
     use super::pending::Pending;
     #[pymodule_export]

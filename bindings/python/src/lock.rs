@@ -1,12 +1,15 @@
 //! `ddblock._native.Lock`: holds a core `Lock`; every operation returns a [`Pending`].
 
+use std::sync::Mutex;
 use std::time::Duration;
 
+use ddblock::lock::Heartbeat;
 use ddblock::Lock;
 use pyo3::prelude::*;
 
 use crate::convert::{wait_duration, OptHolder};
 use crate::pending::Pending;
+use crate::runtime;
 
 /// The native lock; `ddblock.Lock` and `ddblock.AsyncLock` wrap it.
 #[pyclass(module = "ddblock._native", name = "Lock", frozen)]
@@ -37,6 +40,23 @@ impl PyLock {
     #[getter]
     fn ttl(&self) -> i64 {
         self.inner.ttl_secs()
+    }
+    /// The fencing token of this handle's current acquisition (`None` when it holds none).
+    #[getter]
+    fn fence(&self) -> Option<u64> {
+        self.inner.fence()
+    }
+    /// Seconds this handle's lease still lasts by the local monotonic clock (`None`: no lease).
+    fn remaining(&self) -> Option<f64> {
+        self.inner.remaining().map(|d| d.as_secs_f64())
+    }
+
+    /// Starts refreshing the held lock in the background; see `PyHeartbeat`.
+    fn heartbeat(&self) -> PyHeartbeat {
+        let _in_runtime = runtime::get().enter();
+        PyHeartbeat {
+            inner: Mutex::new(Some(self.inner.heartbeat())),
+        }
     }
 
     fn __repr__(&self) -> String {
@@ -101,5 +121,41 @@ impl PyLock {
     fn holder(&self) -> Pending {
         let l = self.inner.clone();
         Pending::new(async move { l.current_holder().await.map(OptHolder) })
+    }
+}
+
+/// A running heartbeat (the core's): refreshes the lock until stopped; `lost` turns true when the
+/// lease is lost.
+#[pyclass(module = "ddblock._native", name = "Heartbeat", frozen)]
+pub struct PyHeartbeat {
+    inner: Mutex<Option<Heartbeat>>,
+}
+
+#[pymethods]
+impl PyHeartbeat {
+    /// Whether the lease has been lost.
+    #[getter]
+    fn lost(&self) -> bool {
+        self.reason().is_some()
+    }
+
+    /// Why the lease was lost, if it was.
+    #[getter]
+    fn reason(&self) -> Option<String> {
+        self.inner
+            .lock()
+            .ok()
+            .and_then(|h| h.as_ref().and_then(Heartbeat::reason))
+    }
+
+    /// Stops refreshing; the reason the lease was lost, or `None`.
+    fn stop(&self) -> Pending {
+        let hb = self.inner.lock().ok().and_then(|mut h| h.take());
+        Pending::new(async move {
+            Ok::<_, ddblock::Error>(match hb {
+                Some(hb) => hb.stop().await,
+                None => None,
+            })
+        })
     }
 }

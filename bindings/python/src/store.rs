@@ -37,7 +37,7 @@ impl PyStore {
         *, table = None, prefix = None, layout = None, endpoint_url = None, region = None,
         key_attribute = None, value_attribute = None, expiration_attribute = None,
         connect_timeout = None, operation_timeout = None, attempt_timeout = None,
-        max_attempts = None, backoff = None
+        max_attempts = None, backoff = None, clock_skew_margin = None, heartbeat_interval = None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -54,6 +54,8 @@ impl PyStore {
         attempt_timeout: Option<f64>,
         max_attempts: Option<u32>,
         backoff: Option<(f64, f64, f64, f64)>,
+        clock_skew_margin: Option<f64>,
+        heartbeat_interval: Option<f64>,
     ) -> PyResult<Self> {
         let mut b = StoreConfig::from_env()
             .map_err(to_py)?
@@ -93,6 +95,12 @@ impl PyStore {
         }
         if let Some(n) = max_attempts {
             b = b.max_attempts(n);
+        }
+        if let Some(d) = duration("clock_skew_margin", clock_skew_margin)? {
+            b = b.clock_skew_margin(d);
+        }
+        if let Some(d) = duration("heartbeat_interval", heartbeat_interval)? {
+            b = b.heartbeat_interval(d);
         }
         if let Some((initial, max, multiplier, jitter)) = backoff {
             b = b.backoff(Backoff {

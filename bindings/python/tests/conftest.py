@@ -7,9 +7,13 @@ Start them with ``compat-tests/servers.sh start; source compat-tests/.run/env``
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import secrets
+import subprocess
 import time
+import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +31,9 @@ os.environ.setdefault("AWS_ACCESS_KEY_ID", "test")
 os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "test")
 os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
 os.environ["AWS_EC2_METADATA_DISABLED"] = "true"
+# The tests name their prefixes; without CACHE_PREFIX a store would take Laravel's default
+# (from APP_NAME), which test_first_contact checks on its own.
+os.environ.setdefault("CACHE_PREFIX", "")
 
 _tables = itertools.count()
 
@@ -114,3 +121,52 @@ class Raw:
 
     def put(self, item: dict[str, Any]) -> None:
         self.client.put_item(TableName=self.table, Item=item)
+
+
+class FaultProxy:
+    """compat-tests' fault proxy (target/debug/fault-proxy) in front of a server; its faults are
+    replaced at runtime through its control endpoint."""
+
+    def __init__(self, upstream: str) -> None:
+        binary = ROOT / "target" / "debug" / "fault-proxy"
+        if not binary.exists():
+            pytest.fail("build the fault proxy first: cargo build -p ddblock-fault-proxy")
+        self.process = subprocess.Popen(
+            [str(binary), "--upstream", upstream],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.process.stdout is not None
+        first = self.process.stdout.readline().strip()
+        assert first.startswith("listening "), first
+        self.url = first.split(" ", 1)[1]
+
+    def faults(self, **config: Any) -> None:
+        """Replaces the fault config (unnamed fields: no fault) and zeroes the counters."""
+        for path, body in (("/__proxy/config", config), ("/__proxy/reset", {})):
+            request = urllib.request.Request(
+                self.url + path,
+                data=json.dumps(body).encode(),
+                method="POST",
+                headers={"content-type": "application/json"},
+            )
+            with urllib.request.urlopen(request, timeout=5) as response:
+                assert response.status == 200
+
+    def stats(self) -> dict[str, dict[str, int]]:
+        with urllib.request.urlopen(self.url + "/__proxy/stats", timeout=5) as response:
+            ops: dict[str, dict[str, int]] = json.load(response)["ops"]
+            return ops
+
+    def close(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+
+@pytest.fixture
+def proxy(endpoint: str) -> Iterator[FaultProxy]:
+    p = FaultProxy(endpoint)
+    try:
+        yield p
+    finally:
+        p.close()

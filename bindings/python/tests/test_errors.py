@@ -18,6 +18,8 @@ EXPECTED: dict[str, tuple[type[BaseException], tuple[type[BaseException], ...]]]
     "table_not_found": (ddblock.TableNotFound, ()),
     "throttled": (ddblock.Throttled, ()),
     "lock_timeout": (ddblock.LockTimeout, (TimeoutError,)),
+    "outcome_unknown": (ddblock.OutcomeUnknown, ()),
+    "lease_lost": (ddblock.LeaseLost, ()),
     "codec": (ddblock.CodecError, (ValueError,)),
     "service": (ddblock.ServiceError, ()),
     "transport": (ddblock.TransportError, (ConnectionError,)),
@@ -109,7 +111,7 @@ def test_missing_table(endpoint: str) -> None:
     with pytest.raises(ddblock.TableNotFound, match="no_such_table_here") as info:
         store.lock("x").acquire(blocking=False)
     assert info.value.table == "no_such_table_here"
-    assert info.value.operation == "PutItem"
+    assert info.value.operation == "UpdateItem"
     with pytest.raises(ddblock.TableNotFound):
         store.get("x")
 

@@ -30,6 +30,15 @@ def test_laravel_variables_fill_what_is_not_given(
     other = ddblock.Store(table, endpoint_url="http://127.0.0.1:9", prefix="")
     assert (other.endpoint_url, other.prefix) == ("http://127.0.0.1:9", "")
     assert ddblock.AsyncStore().endpoint_url == endpoint
+    # Without CACHE_PREFIX: Laravel's own default, from APP_NAME and the layout.
+    monkeypatch.delenv("CACHE_PREFIX")
+    monkeypatch.setenv("APP_NAME", "My Shop")
+    assert ddblock.Store().prefix == "my-shop-cache-"
+    assert ddblock.Store(layout="laravel11").prefix == "my_shop_cache_"
+    assert ddblock.Store(layout="laravel8").prefix == "my_shop_cache"
+    monkeypatch.setenv("APP_NAME", "Café")
+    with pytest.raises(ddblock.ConfigError, match="set CACHE_PREFIX"):
+        ddblock.Store()
 
 
 def test_ttls_are_whole_seconds(store: ddblock.Store) -> None:

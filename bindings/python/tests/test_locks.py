@@ -51,10 +51,11 @@ def test_second_owner_is_refused(store: ddblock.Store) -> None:
     assert second.release()
 
 
-def test_acquiring_again_with_the_same_owner_is_idempotent(store: ddblock.Store) -> None:
+def test_acquiring_a_held_lock_again_is_refused(store: ddblock.Store) -> None:
     lock = store.lock("x", ttl=30)
     assert lock.acquire(blocking=False)
-    assert lock.acquire(blocking=False)  # our own item: recovered, not refused
+    # As Laravel's get() twice: only an attempt's own write (a lost answer) is recovered.
+    assert not lock.acquire(blocking=False)
     assert lock.release()
 
 
@@ -159,10 +160,11 @@ def test_with_raises_the_release_error_when_the_body_succeeded(store: ddblock.St
         time.sleep(0.05)
 
 
-def test_with_warns_when_the_lock_was_lost(store: ddblock.Store) -> None:
+def test_with_raises_lease_lost_when_the_lock_was_lost(store: ddblock.Store) -> None:
     lock = store.lock("x", ttl=30, timeout=5)
-    with pytest.warns(ddblock.LockLostWarning, match="no longer held"), lock:
+    with pytest.raises(ddblock.LeaseLost, match="no longer ours") as info, lock:
         store.lock("x").force_release()
+    assert info.value.kind == "lease_lost" and info.value.name == "x"
 
 
 def test_refresh_extends_only_our_live_lock(store: ddblock.Store, raw: Raw) -> None:

@@ -1,5 +1,7 @@
 //! Proxy configuration: the serde structs and the command-line parser.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::Error;
@@ -47,12 +49,35 @@ pub struct FaultConfig {
     pub error_500_rate: f64,
     /// Operations the 500 fault applies to (empty = all).
     pub error_500_ops: Vec<String>,
+    /// Chance that a request is dropped before it is forwarded (connection closed, nothing written).
+    pub drop_request_rate: f64,
+    /// Operations the request-drop fault applies to (empty = all).
+    pub drop_request_ops: Vec<String>,
+    /// Chance that a request is forwarded (the write lands) and the connection is then reset (RST)
+    /// instead of answered.
+    pub reset_response_rate: f64,
+    /// Operations the reset fault applies to (empty = all).
+    pub reset_ops: Vec<String>,
+    /// Delay between the upstream's answer (the write has landed) and the answer to the client, in
+    /// ms: a client whose attempt timeout is shorter gives up on a committed write.
+    pub delay_response_ms: u64,
+    /// Operations the response delay applies to (empty = all).
+    pub delay_response_ops: Vec<String>,
     /// Fixed delay added before every DynamoDB request is handled, in ms.
     pub latency_ms: u64,
     /// Extra delay, uniform in `[0, latency_jitter_ms]`, added on top of `latency_ms`.
     pub latency_jitter_ms: u64,
+    /// Operations the latency applies to (empty = all).
+    pub latency_ops: Vec<String>,
     /// Key attribute used for PutItem items when the table's key schema cannot be learned.
     pub key_attribute: String,
+    /// Scripted faults, per operation: the next requests of that operation get these faults in
+    /// order (`ok`, `drop`, `reset`, `drop_request`, `throttle`, `error500`, `delay`), before the
+    /// random faults take over. Deterministic where a test needs one exact sequence.
+    pub sequence: BTreeMap<String, Vec<String>>,
+    /// Record every forwarded write and its answer (`GET /__proxy/journal`), forwarding writes to
+    /// one item one at a time so the journal has them in commit order.
+    pub journal: bool,
 }
 
 impl Default for FaultConfig {
@@ -68,9 +93,18 @@ impl Default for FaultConfig {
             throttle_ops: Vec::new(),
             error_500_rate: 0.0,
             error_500_ops: Vec::new(),
+            drop_request_rate: 0.0,
+            drop_request_ops: Vec::new(),
+            reset_response_rate: 0.0,
+            reset_ops: Vec::new(),
+            delay_response_ms: 0,
+            delay_response_ops: Vec::new(),
             latency_ms: 0,
             latency_jitter_ms: 0,
+            latency_ops: Vec::new(),
             key_attribute: "key".to_string(),
+            sequence: BTreeMap::new(),
+            journal: false,
         }
     }
 }
@@ -83,6 +117,8 @@ impl FaultConfig {
             ("drop_response_rate", self.drop_response_rate),
             ("throttle_rate", self.throttle_rate),
             ("error_500_rate", self.error_500_rate),
+            ("drop_request_rate", self.drop_request_rate),
+            ("reset_response_rate", self.reset_response_rate),
         ];
         for (name, v) in rates {
             if !(0.0..=1.0).contains(&v) {
@@ -97,6 +133,16 @@ impl FaultConfig {
                 self.stale_min_ms, self.stale_ms
             )));
         }
+        for (op, faults) in &self.sequence {
+            if let Some(bad) = faults
+                .iter()
+                .find(|f| !SEQUENCE_FAULTS.contains(&f.as_str()))
+            {
+                return Err(Error::Config(format!(
+                    "sequence for {op}: unknown fault {bad:?}; use one of {SEQUENCE_FAULTS:?}"
+                )));
+            }
+        }
         if self.key_attribute.is_empty() {
             return Err(Error::Config("key_attribute must not be empty".into()));
         }
@@ -108,6 +154,17 @@ impl FaultConfig {
         self.stale_ms > 0 && self.stale_probability > 0.0
     }
 }
+
+/// The faults a [`FaultConfig::sequence`] can name.
+pub const SEQUENCE_FAULTS: [&str; 7] = [
+    "ok",
+    "drop",
+    "reset",
+    "drop_request",
+    "throttle",
+    "error500",
+    "delay",
+];
 
 /// Usage text of the `fault-proxy` binary.
 pub const USAGE: &str = "\
@@ -133,6 +190,7 @@ options:
   --latency-ms N               fixed added latency in ms (default 0)
   --latency-jitter-ms N        extra uniform latency in [0, N] ms (default 0)
   --key-attribute NAME         PutItem key attribute if the key schema is unknown (default key)
+  --journal                    record every forwarded write and its answer (GET /__proxy/journal)
   --config-json JSON           a whole ProxyConfig as JSON (flags after it override it)
   -h, --help                   this text
 ";
@@ -180,6 +238,10 @@ where
         if !flag.starts_with("--") {
             return Err(Error::Config(format!("unexpected argument {arg:?}")));
         }
+        if flag == "--journal" && inline.is_none() {
+            faults.journal = true;
+            continue;
+        }
         let value = match inline {
             Some(v) => v,
             None => args
@@ -203,6 +265,7 @@ where
             "--latency-ms" => faults.latency_ms = parse_num(f, &value)?,
             "--latency-jitter-ms" => faults.latency_jitter_ms = parse_num(f, &value)?,
             "--key-attribute" => faults.key_attribute = value,
+            "--journal" => faults.journal = parse_num(f, &value)?,
             "--config-json" => {
                 let c: ProxyConfig = serde_json::from_str(&value)
                     .map_err(|e| Error::Config(format!("--config-json: {e}")))?;

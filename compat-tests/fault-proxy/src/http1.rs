@@ -53,6 +53,8 @@ pub(crate) enum Reply {
     Send(Response),
     /// Close the connection without answering.
     Close,
+    /// Reset the connection (RST) without answering.
+    Reset,
 }
 
 /// Serves one client connection until it closes, fails, or `shutdown` turns true while idle.
@@ -80,6 +82,13 @@ pub(crate) async fn serve_connection(
         let keep_alive = req.keep_alive;
         match proxy::handle(&shared, req.request).await {
             Reply::Close => return,
+            Reply::Reset => {
+                // SO_LINGER 0: closing sends RST instead of FIN ("connection reset by peer").
+                // Deprecated because a non-zero linger blocks the thread on drop; zero does not.
+                #[allow(deprecated)]
+                let _ = stream.set_linger(Some(std::time::Duration::ZERO));
+                return;
+            }
             Reply::Send(resp) => {
                 if write_response(&mut stream, &resp, keep_alive)
                     .await

@@ -17,7 +17,9 @@
 //! Control endpoints on the proxy's own address: `GET /__proxy/stats`,
 //! `POST /__proxy/reset` (`{"history": true}` also forgets the write history),
 //! `GET|POST /__proxy/config` (a [`FaultConfig`] as JSON; re-seeds the RNG) and
-//! `POST /__proxy/clock` (`{"advance_ms": N}`: moves the history clock forward, a test hook).
+//! `POST /__proxy/clock` (`{"advance_ms": N}`: moves the history clock forward, a test hook) and
+//! `GET /__proxy/journal` (with `journal` on: every forwarded write and the server's answer, each
+//! item's writes in commit order; `POST /__proxy/reset` with `{"journal": true}` clears it).
 //!
 //! ```no_run
 //! # async fn demo() -> ddblock_fault_proxy::Result<()> {
@@ -48,13 +50,14 @@ mod config;
 mod crc32;
 mod history;
 mod http1;
+mod journal;
 mod proxy;
 mod stats;
 
 pub use config::{parse_args, Command, FaultConfig, ProxyConfig, USAGE};
 pub use stats::{
-    Stats, DROPPED, ERROR_500, FORWARDED_ERROR_PREFIX, FORWARDED_OK, STALE_SERVED, THROTTLED,
-    UPSTREAM_UNREACHABLE,
+    Stats, DELAYED, DROPPED, DROPPED_REQUEST, ERROR_500, FORWARDED_ERROR_PREFIX, FORWARDED_OK,
+    RESET, STALE_SERVED, THROTTLED, UPSTREAM_UNREACHABLE,
 };
 
 use proxy::Shared;
@@ -194,6 +197,20 @@ impl ProxyHandle {
     pub fn reset_history(&self) {
         self.shared.history.clear();
         self.shared.clear_schemas();
+    }
+
+    /// The journal (with [`FaultConfig::journal`] on): one JSON object per forwarded write,
+    /// `{"seq", "wall_us", "op", "request", "status", "response", "delivery"}`, where `request` is
+    /// the body sent, `status` and `response` the server's answer (status 0 when it could not be
+    /// reached), and `delivery` what the client got: `answered`, `dropped`, `reset`, `delayed`
+    /// or `unreachable`. Writes to one item appear in the order the server committed them.
+    pub fn journal(&self) -> Vec<serde_json::Value> {
+        self.shared.journal.snapshot()
+    }
+
+    /// Forgets the journal.
+    pub fn clear_journal(&self) {
+        self.shared.journal.clear();
     }
 
     /// The current fault configuration.

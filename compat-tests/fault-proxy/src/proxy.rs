@@ -18,6 +18,7 @@ use crate::config::FaultConfig;
 use crate::crc32::crc32;
 use crate::history::{canonical_key, project, History, HistoryKey, Item, ItemState};
 use crate::http1::{is_hop_header, Reply, Request, Response};
+use crate::journal::{Delivery, Journal};
 use crate::stats::{self, Counters};
 
 const TARGET_PREFIX: &str = "DynamoDB_20120810.";
@@ -32,10 +33,13 @@ pub(crate) struct Shared {
     rng: Mutex<StdRng>,
     pub(crate) counters: Counters,
     pub(crate) history: History,
+    pub(crate) journal: Journal,
     schemas: Mutex<HashMap<String, Vec<String>>>,
     clock_start: Instant,
     clock_offset_us: AtomicI64,
     request_ids: AtomicU64,
+    /// How far each operation's scripted fault sequence has been used.
+    sequence_pos: Mutex<HashMap<String, usize>>,
 }
 
 impl Shared {
@@ -52,10 +56,12 @@ impl Shared {
             config: Mutex::new(Arc::new(faults)),
             counters: Counters::default(),
             history: History::default(),
+            journal: Journal::default(),
             schemas: Mutex::new(HashMap::new()),
             clock_start: Instant::now(),
             clock_offset_us: AtomicI64::new(0),
             request_ids: AtomicU64::new(0),
+            sequence_pos: Mutex::new(HashMap::new()),
         }
     }
 
@@ -70,6 +76,10 @@ impl Shared {
     pub(crate) fn set_config(&self, faults: FaultConfig) {
         let mut rng = self.rng.lock().unwrap_or_else(|e| e.into_inner());
         *rng = StdRng::seed_from_u64(faults.seed);
+        self.sequence_pos
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
         *self.config.lock().unwrap_or_else(|e| e.into_inner()) = Arc::new(faults);
     }
 
@@ -112,9 +122,13 @@ impl Shared {
 #[derive(Debug, Default)]
 struct Plan {
     extra_latency_ms: u64,
+    latency: bool,
     throttle: bool,
     error500: bool,
     drop: bool,
+    drop_request: bool,
+    reset: bool,
+    delay_response: bool,
     /// One entry per eventually consistent key read, in request order: the staleness in µs, if stale.
     stale: Vec<Option<i64>>,
 }
@@ -123,12 +137,43 @@ fn op_selected(ops: &[String], op: &str) -> bool {
     ops.is_empty() || ops.iter().any(|o| o == op)
 }
 
+/// The next scripted fault for `op`, if its sequence is not used up.
+fn scripted(sh: &Shared, cfg: &FaultConfig, op: &str) -> Option<String> {
+    let faults = cfg.sequence.get(op)?;
+    let mut pos = sh.sequence_pos.lock().unwrap_or_else(|e| e.into_inner());
+    let i = pos.entry(op.to_owned()).or_insert(0);
+    let fault = faults.get(*i)?.clone();
+    *i += 1;
+    Some(fault)
+}
+
 fn draw_plan(sh: &Shared, cfg: &FaultConfig, op: &str, eventual_reads: usize) -> Plan {
+    if let Some(fault) = scripted(sh, cfg, op) {
+        return Plan {
+            latency: op_selected(&cfg.latency_ops, op),
+            drop: fault == "drop",
+            reset: fault == "reset",
+            drop_request: fault == "drop_request",
+            throttle: fault == "throttle",
+            error500: fault == "error500",
+            delay_response: fault == "delay",
+            stale: vec![None; eventual_reads],
+            ..Plan::default()
+        };
+    }
     let mut rng = sh.rng.lock().unwrap_or_else(|e| e.into_inner());
     let mut plan = Plan::default();
     if cfg.latency_jitter_ms > 0 {
         plan.extra_latency_ms = rng.random_range(0..=cfg.latency_jitter_ms);
     }
+    plan.latency = op_selected(&cfg.latency_ops, op);
+    if cfg.drop_request_rate > 0.0 && op_selected(&cfg.drop_request_ops, op) {
+        plan.drop_request = rng.random_bool(cfg.drop_request_rate);
+    }
+    if cfg.reset_response_rate > 0.0 && op_selected(&cfg.reset_ops, op) {
+        plan.reset = rng.random_bool(cfg.reset_response_rate);
+    }
+    plan.delay_response = cfg.delay_response_ms > 0 && op_selected(&cfg.delay_response_ops, op);
     if cfg.throttle_rate > 0.0 && op_selected(&cfg.throttle_ops, op) {
         plan.throttle = rng.random_bool(cfg.throttle_rate);
     }
@@ -692,8 +737,12 @@ pub(crate) async fn handle(sh: &Arc<Shared>, req: Request) -> Reply {
     let plan = draw_plan(sh, &cfg, &op, reads);
 
     let delay = cfg.latency_ms + plan.extra_latency_ms;
-    if delay > 0 {
+    if delay > 0 && plan.latency {
         tokio::time::sleep(Duration::from_millis(delay)).await;
+    }
+    if plan.drop_request {
+        sh.counters.add(&op, stats::DROPPED_REQUEST);
+        return Reply::Close;
     }
     if plan.throttle {
         sh.counters.add(&op, stats::THROTTLED);
@@ -753,11 +802,50 @@ pub(crate) async fn handle(sh: &Arc<Shared>, req: Request) -> Reply {
         }
     }
 
+    // With the journal on, writes to one item go upstream one at a time (commit order).
+    let journaled = cfg.journal && !effects.is_empty();
+    let item_lock = match effects.as_slice() {
+        [one] if journaled && matches!(op.as_str(), "PutItem" | "UpdateItem" | "DeleteItem") => {
+            Some(sh.journal.item_lock(&one.hkey))
+        }
+        _ => None,
+    };
+    let _serialized = match &item_lock {
+        Some(l) => Some(l.lock().await),
+        None => None,
+    };
+    let delivery = if plan.drop {
+        Delivery::Dropped
+    } else if plan.reset {
+        Delivery::Reset
+    } else if plan.delay_response {
+        Delivery::Delayed
+    } else {
+        Delivery::Answered
+    };
+    let request_json = || body.clone().map(Value::Object).unwrap_or(Value::Null);
     let resp =
         match send_upstream(sh, &req.method, &req.path, &req.headers, None, forward_body).await {
             Ok(r) => r,
-            Err(e) => return upstream_unreachable(sh, &op, &e),
+            Err(e) => {
+                if journaled {
+                    sh.journal.record(
+                        &op,
+                        request_json(),
+                        0,
+                        json!({"error": e}),
+                        Delivery::Unreachable,
+                    );
+                }
+                return upstream_unreachable(sh, &op, &e);
+            }
         };
+    if journaled {
+        let answer = resp.json().map(Value::Object).unwrap_or(Value::Null);
+        sh.journal
+            .record(&op, request_json(), resp.status, answer, delivery);
+    }
+    drop(_serialized);
     if resp.ok() && !effects.is_empty() {
         record_effects(sh, &req, &cfg, &op, effects, &resp).await;
     }
@@ -765,6 +853,14 @@ pub(crate) async fn handle(sh: &Arc<Shared>, req: Request) -> Reply {
     if plan.drop {
         sh.counters.add(&op, stats::DROPPED);
         return Reply::Close;
+    }
+    if plan.reset {
+        sh.counters.add(&op, stats::RESET);
+        return Reply::Reset;
+    }
+    if plan.delay_response {
+        sh.counters.add(&op, stats::DELAYED);
+        tokio::time::sleep(Duration::from_millis(cfg.delay_response_ms)).await;
     }
 
     match batch_served {
@@ -832,12 +928,16 @@ fn control(sh: &Shared, req: &Request) -> Response {
                     .split('&')
                     .any(|kv| kv == "history=1" || kv == "history=true");
             sh.counters.reset();
+            if body_json.get("journal").and_then(Value::as_bool) == Some(true) {
+                sh.journal.clear();
+            }
             if history {
                 sh.history.clear();
                 sh.clear_schemas();
             }
             ok(json!({"reset": true, "history_cleared": history}))
         }
+        ("GET", "/__proxy/journal") => ok(Value::Array(sh.journal.snapshot())),
         ("GET", "/__proxy/config") => ok(serde_json::to_value(&*sh.config()).unwrap_or_default()),
         ("POST", "/__proxy/config") => match serde_json::from_slice::<FaultConfig>(&req.body) {
             Ok(cfg) => match cfg.validate() {
@@ -860,7 +960,7 @@ fn control(sh: &Shared, req: &Request) -> Response {
             404,
             format!(
                 "unknown control endpoint {} {}; try GET /__proxy/stats, POST /__proxy/reset, \
-                 GET|POST /__proxy/config, POST /__proxy/clock",
+                 GET|POST /__proxy/config, POST /__proxy/clock, GET /__proxy/journal",
                 req.method, path
             ),
         ),

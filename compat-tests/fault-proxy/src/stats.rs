@@ -13,6 +13,12 @@ pub const FORWARDED_ERROR_PREFIX: &str = "forwarded_error:";
 pub const STALE_SERVED: &str = "stale_served";
 /// Outcome: forwarded upstream, then the client connection was closed without a response.
 pub const DROPPED: &str = "dropped";
+/// Outcome: closed before forwarding (nothing reached the server).
+pub const DROPPED_REQUEST: &str = "dropped_request";
+/// Outcome: forwarded upstream, then the client connection was reset (RST) without a response.
+pub const RESET: &str = "reset";
+/// Outcome: forwarded upstream, answered after `delay_response_ms`.
+pub const DELAYED: &str = "delayed";
 /// Outcome: answered 400 ProvisionedThroughputExceededException without forwarding.
 pub const THROTTLED: &str = "throttled";
 /// Outcome: answered 500 InternalServerError without forwarding.

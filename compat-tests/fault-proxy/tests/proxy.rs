@@ -767,6 +767,87 @@ async fn dropped_response_fails_the_client_but_the_write_lands() {
     }
 }
 
+/// The journal lists each forwarded write with the server's answer; writes to one item in commit
+/// order: replaying the successful ones reproduces the item the server holds.
+#[tokio::test]
+async fn journal_records_writes_in_commit_order() {
+    for (name, upstream) in backends() {
+        let faults = FaultConfig {
+            journal: true,
+            drop_response_rate: 0.3,
+            drop_ops: vec!["UpdateItem".into()],
+            seed: 11,
+            ..FaultConfig::default()
+        };
+        let p = proxy(&upstream, faults).await;
+        let direct = sdk(&upstream, 3, None);
+        let table = new_table(&direct).await;
+        let c = sdk(&p.url(), 1, Some(Duration::from_secs(10)));
+        // 40 concurrent increments of one counter, each conditioned on the value it read last.
+        let mut tasks = Vec::new();
+        for i in 0..40 {
+            let (c, table) = (c.clone(), table.clone());
+            tasks.push(tokio::spawn(async move {
+                let _ = c
+                    .update_item()
+                    .table_name(&table)
+                    .key("key", s("counter"))
+                    .update_expression("SET n = if_not_exists(n, :zero) + :one, latest = :i")
+                    .expression_attribute_values(":zero", AttributeValue::N("0".into()))
+                    .expression_attribute_values(":one", AttributeValue::N("1".into()))
+                    .expression_attribute_values(":i", AttributeValue::N(i.to_string()))
+                    .return_values(aws_sdk_dynamodb::types::ReturnValue::UpdatedNew)
+                    .send()
+                    .await;
+            }));
+        }
+        for t in tasks {
+            t.await.unwrap();
+        }
+        let journal = p.journal();
+        assert_eq!(journal.len(), 40, "{name}");
+        // In commit order, the counter the server returned goes 1, 2, 3, ... and the last entry's
+        // `latest` is what the item holds, whether or not its answer reached the client.
+        let seen: Vec<u64> = journal
+            .iter()
+            .map(|e| {
+                assert_eq!(e["op"], "UpdateItem");
+                assert_eq!(e["status"], 200, "{name}: {e}");
+                e["response"]["Attributes"]["n"]["N"]
+                    .as_str()
+                    .unwrap()
+                    .parse()
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(seen, (1..=40).collect::<Vec<u64>>(), "{name}");
+        let dropped = journal
+            .iter()
+            .filter(|e| e["delivery"] == "dropped")
+            .count() as u64;
+        assert_eq!(dropped, p.stats().count("UpdateItem", "dropped"), "{name}");
+        assert!(dropped > 0, "{name}: the seed drops some answers");
+        let item = direct
+            .get_item()
+            .table_name(&table)
+            .key("key", s("counter"))
+            .consistent_read(true)
+            .send()
+            .await
+            .unwrap()
+            .item
+            .unwrap();
+        assert_eq!(
+            Some(item["latest"].as_n().unwrap().as_str()),
+            journal[39]["request"]["ExpressionAttributeValues"][":i"]["N"].as_str(),
+            "{name}"
+        );
+        p.clear_journal();
+        assert!(p.journal().is_empty());
+        p.shutdown().await;
+    }
+}
+
 #[tokio::test]
 async fn latency_is_added_before_forwarding() {
     for (name, upstream) in backends() {

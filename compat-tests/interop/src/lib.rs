@@ -69,6 +69,21 @@ pub async fn create_table(client: &Client) -> String {
     ddblock_test_support::new_table(client, "key").await
 }
 
+/// A lock item ddblock wrote, as Laravel sees it: ddblock's own attributes (the fencing token
+/// and the attempt id, which Laravel never reads) checked present and removed.
+pub fn laravel_view(mut item: Item) -> Item {
+    for attr in [
+        ddblock::format::item::FENCE_ATTRIBUTE,
+        ddblock::format::item::ATTEMPT_ATTRIBUTE,
+    ] {
+        assert!(
+            item.remove(attr).is_some(),
+            "ddblock's lock item carries `{attr}`: {item:?}"
+        );
+    }
+    item
+}
+
 /// A config builder for `table` on `server` with a layout and prefix (real clock).
 pub fn store_config(
     server: Server,

@@ -467,7 +467,7 @@ pub fn render(reports: &[SideReport], opts: &Options) -> String {
         "overlaps",
         "errors",
         "wall s",
-        "Put/cyc",
+        "Write/cyc",
         "Get/cyc",
         "Del/cyc",
         "all/cyc"
@@ -500,7 +500,7 @@ pub fn render(reports: &[SideReport], opts: &Options) -> String {
             r.overlaps,
             r.errors,
             r.wall.as_secs_f64(),
-            r.per_cycle("PutItem"),
+            r.per_cycle("PutItem") + r.per_cycle("UpdateItem"),
             r.per_cycle("GetItem"),
             r.per_cycle("DeleteItem"),
             all as f64 / r.cycles.max(1) as f64,
@@ -511,10 +511,11 @@ pub fn render(reports: &[SideReport], opts: &Options) -> String {
          acquired = cycles that got the lock.\n\
          stuck = release returned false and left the lock in the table until it expires; \
          overlaps = a lock acquired while another holder's hold had not ended.\n\
-         Requests per cycle: a cycle that got the lock costs ddblock 2 (PutItem + DeleteItem) and \
-         Laravel 3 (PutItem + GetItem + DeleteItem), or 2 when the stale read skips the delete \
-         (a stuck lock); a cycle that did not get it costs 1 PutItem. So all/cyc falls towards 1 \
-         when most cycles find the lock held.\n\
+         Requests per cycle (Write = the conditional write that takes the lock: Laravel's PutItem, \
+         ddblock's UpdateItem): a cycle that got the lock costs ddblock 2 (write + DeleteItem) and \
+         Laravel 3 (write + GetItem + DeleteItem), or 2 when the stale read skips the delete (a \
+         stuck lock); a cycle that did not get it costs 1 write. So all/cyc falls towards 1 when \
+         most cycles find the lock held.\n\
          When stock Laravel shares the names, the locks it leaves stuck block every worker on that \
          name until they expire, ddblock's and the driver's included: their few acquisitions in \
          such rows are the bug's cost to everyone, not slowness of their own.\n",

@@ -52,17 +52,17 @@ async fn lost_answers_are_recovered(var: &str) {
     let store = Store::connect(cfg).await.unwrap();
     let lock = store.lock("orders", 30).unwrap();
 
-    // Acquire: the first PutItem lands but its answer is lost; the retry's condition fails on our
+    // Acquire: the first UpdateItem lands but its answer is lost; the retry's condition fails on our
     // own item, which the lock recognises (moto returns it with the failure; on dynalite one
     // consistent read finds it).
-    proxy.set_config(drop_once("PutItem", SEED)).unwrap();
+    proxy.set_config(drop_once("UpdateItem", SEED)).unwrap();
     proxy.reset();
     let outcome = lock.acquire().await.unwrap();
     let stats = proxy.stats();
-    assert_eq!(stats.count("PutItem", DROPPED), 1, "{stats:?}");
+    assert_eq!(stats.count("UpdateItem", DROPPED), 1, "{stats:?}");
     assert_eq!(
         stats.count(
-            "PutItem",
+            "UpdateItem",
             &format!("{FORWARDED_ERROR_PREFIX}ConditionalCheckFailedException")
         ),
         1,
@@ -114,7 +114,7 @@ async fn lost_answers_are_recovered(var: &str) {
     assert_eq!(
         proxy
             .stats()
-            .count("PutItem", ddblock_fault_proxy::THROTTLED),
+            .count("UpdateItem", ddblock_fault_proxy::THROTTLED),
         3
     );
     assert!(!direct

@@ -75,10 +75,13 @@ fn one_conditional_delete(side: &SideReport, all_old: bool) {
         side.acquired as u64,
         "{side:?}"
     );
-    // One PutItem per attempt. moto returns the holder with the failed put (ALL_OLD); dynalite does
-    // not, so there a failed put costs one consistent GetItem and, if the lock was freed meanwhile,
-    // one more put.
-    let puts = side.requests.get("PutItem").copied().unwrap_or(0);
+    // One conditional write (UpdateItem) per attempt. moto returns the holder with the failed
+    // write (ALL_OLD); dynalite does not, so there a failed write costs one consistent GetItem
+    // and, if the lock was freed meanwhile, one more write.
+    let puts = ["PutItem", "UpdateItem"]
+        .iter()
+        .map(|op| side.requests.get(*op).copied().unwrap_or(0))
+        .sum::<u64>();
     let gets = side.requests.get("GetItem").copied().unwrap_or(0);
     if all_old {
         assert_eq!(puts, side.cycles as u64, "{side:?}");

@@ -2,6 +2,7 @@
 
 use std::sync::Mutex;
 
+use super::layout_check::LayoutTally;
 #[cfg(doc)]
 use super::scan::Scope;
 use super::scan::{ItemKind, ScanItem, ScanOptions, ScanProgress};
@@ -72,10 +73,12 @@ pub enum CheckId {
     DefaultTtlLocks,
     /// Items that are not Laravel cache items (no string key, non-numeric expiry).
     InvalidItems,
+    /// Keys another Laravel version's layout would write (the layout setting looks wrong).
+    Layout,
 }
 
 impl CheckId {
-    /// `table`, `key_schema`, `ttl`, `expired_items`, `default_ttl_locks`, `invalid_items`.
+    /// `table`, `key_schema`, `ttl`, `expired_items`, `default_ttl_locks`, `invalid_items`, `layout`.
     pub fn as_str(self) -> &'static str {
         match self {
             CheckId::Table => "table",
@@ -84,6 +87,7 @@ impl CheckId {
             CheckId::ExpiredItems => "expired_items",
             CheckId::DefaultTtlLocks => "default_ttl_locks",
             CheckId::InvalidItems => "invalid_items",
+            CheckId::Layout => "layout",
         }
     }
 }
@@ -234,6 +238,7 @@ impl Store {
                     CheckId::ExpiredItems,
                     CheckId::DefaultTtlLocks,
                     CheckId::InvalidItems,
+                    CheckId::Layout,
                 ] {
                     report.checks.push(skipped(id, why));
                 }
@@ -311,21 +316,27 @@ impl Store {
                 CheckId::ExpiredItems,
                 CheckId::DefaultTtlLocks,
                 CheckId::InvalidItems,
+                CheckId::Layout,
             ] {
                 report.checks.push(skipped(id, why));
             }
             return Ok(report);
         };
         let max_remaining = DEFAULT_LOCK_TTL_SECS + DEFAULT_TTL_SKEW_SECS;
-        let acc = Mutex::new((ItemCounts::default(), Vec::<ScanItem>::new()));
+        let acc = Mutex::new((
+            ItemCounts::default(),
+            Vec::<ScanItem>::new(),
+            LayoutTally::new(c),
+        ));
         let scanned = self
             .scan_collect(scan, now, &progress, |item| {
                 let mut guard = acc.lock().unwrap_or_else(|e| e.into_inner());
-                let (counts, examples) = &mut *guard;
+                let (counts, examples, layout) = &mut *guard;
                 let Some(item) = item else {
                     counts.skipped += 1;
                     return;
                 };
+                layout.see(&item.key);
                 counts.items += 1;
                 match item.kind {
                     ItemKind::Lock => counts.locks += 1,
@@ -347,7 +358,7 @@ impl Store {
                 }
             })
             .await?;
-        let (mut counts, examples) = acc.into_inner().unwrap_or_else(|e| e.into_inner());
+        let (mut counts, examples, layout) = acc.into_inner().unwrap_or_else(|e| e.into_inner());
         counts.scanned = scanned;
         let ttl_on = ttl.covers(exp);
         report.checks.push(Check {
@@ -410,6 +421,7 @@ impl Store {
                 )
             },
         });
+        report.checks.push(layout.check(scanned));
         report.counts = Some(counts);
         report.default_ttl_examples = examples;
         Ok(report)

@@ -11,6 +11,7 @@
 use crate::store::Store;
 
 mod doctor;
+mod layout_check;
 mod scan;
 mod sweep;
 mod table;

@@ -6,7 +6,7 @@ use std::future::Future;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use futures_util::future::try_join_all;
+use futures_util::{StreamExt, TryStreamExt};
 
 use crate::dynamo::{ScanFilter, StartKey};
 use crate::error::{Error, Result};
@@ -19,6 +19,9 @@ use crate::store::Store;
 pub const DEFAULT_SEGMENTS: u32 = 4;
 /// DynamoDB's limit on `TotalSegments`.
 pub const MAX_SEGMENTS: u32 = 1_000_000;
+/// Segments scanned at once: more segments take turns, so a scan with many segments does not
+/// open that many requests (and connections) at the same time.
+pub const MAX_CONCURRENT_SEGMENTS: usize = 16;
 
 /// Which items a scan looks at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -337,7 +340,10 @@ impl Store {
             progress(&counters.snapshot());
             Ok::<_, Error>(())
         };
-        try_join_all((0..total).map(segment)).await?;
+        futures_util::stream::iter((0..total).map(segment))
+            .buffer_unordered(MAX_CONCURRENT_SEGMENTS)
+            .try_collect::<Vec<()>>()
+            .await?;
         Ok(())
     }
 

@@ -5,7 +5,9 @@ use std::collections::HashMap;
 use aws_sdk_dynamodb::types::AttributeValue;
 
 use crate::config::StoreConfig;
-use crate::format::item::{parse_timestamp, Expiry, ItemView, Value};
+use crate::format::item::{
+    parse_timestamp, Expiry, ItemView, Value, ATTEMPT_ATTRIBUTE, FENCE_ATTRIBUTE,
+};
 use crate::holder::StoredValue;
 
 /// A DynamoDB item as the SDK hands it over.
@@ -65,7 +67,21 @@ pub(super) fn view(cfg: &StoreConfig, item: &Item) -> ItemView {
         Some(AttributeValue::S(s)) => Expiry::Invalid(format!("S {s:?}")),
         Some(other) => Expiry::Invalid(format!("a value of type {}", type_name(other))),
     };
-    ItemView { key, value, expiry }
+    let fence = match item.get(FENCE_ATTRIBUTE) {
+        Some(AttributeValue::N(n)) => n.trim().parse::<u64>().ok(),
+        _ => None,
+    };
+    let attempt = match item.get(ATTEMPT_ATTRIBUTE) {
+        Some(AttributeValue::S(a)) => Some(a.clone()),
+        _ => None,
+    };
+    ItemView {
+        key,
+        value,
+        expiry,
+        fence,
+        attempt,
+    }
 }
 
 /// The DynamoDB type descriptor of an attribute value.

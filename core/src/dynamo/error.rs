@@ -30,6 +30,7 @@ where
                     operation,
                     endpoint,
                     message: not_dynamodb(se.raw()),
+                    sent: true,
                 };
             };
             let message = se.err().message().unwrap_or("").to_owned();
@@ -65,15 +66,20 @@ where
                 message: error_chain(&err),
             }
         }
-        SdkError::TimeoutError(_) | SdkError::DispatchFailure(_) => Error::Transport {
-            operation,
-            endpoint,
-            message: error_chain(&err),
-        },
+        SdkError::TimeoutError(_) | SdkError::DispatchFailure(_) => {
+            let message = error_chain(&err);
+            Error::Transport {
+                operation,
+                endpoint,
+                sent: !never_connected(&message),
+                message,
+            }
+        }
         SdkError::ResponseError(re) => Error::Transport {
             operation,
             endpoint,
             message: format!("{}; {}", error_chain(&err), not_dynamodb(re.raw())),
+            sent: true,
         },
         SdkError::ConstructionFailure(_) => Error::Config(format!(
             "could not build the {operation} request: {}",
@@ -99,6 +105,13 @@ pub(super) fn service_code<E: ProvideErrorMetadata, R>(err: &SdkError<E, R>) -> 
         SdkError::ServiceError(se) => se.err().code(),
         _ => None,
     }
+}
+
+/// The request failed before any byte was sent: the connection could not be made (refused,
+/// unreachable, a connect timeout). hyper's client reports these as "client error (Connect)", the
+/// SDK's connect timeout as "connect timeout".
+fn never_connected(chain: &str) -> bool {
+    chain.contains("client error (Connect)") || chain.contains("connect timeout")
 }
 
 /// The identity resolver found no credentials (nothing was sent). The SDK reports e.g. "an error

@@ -22,7 +22,7 @@ pub use aws_sdk_dynamodb::Client;
 use crate::config::StoreConfig;
 use crate::error::Result;
 
-pub(crate) use request::{DeleteIfValue, PutIfFree};
+pub(crate) use request::{DeleteIfValue, TakeLock};
 pub(crate) use scan::{ScanFilter, StartKey};
 pub use table::{TableInfo, TtlState};
 

@@ -1,26 +1,33 @@
 //! Single-item requests, each named by what it means. Every expression ddblock sends on one item
 //! is written here (Laravel's conditions are quoted from `docs/format.md`).
 
+use std::time::Instant;
+
+use aws_sdk_dynamodb::config::retry::RetryConfig;
+use aws_sdk_dynamodb::config::timeout::TimeoutConfig;
 use aws_sdk_dynamodb::error::SdkError;
 use aws_sdk_dynamodb::operation::delete_item::DeleteItemError;
-use aws_sdk_dynamodb::operation::put_item::PutItemError;
+use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure};
 
 use super::attr::{self, Item};
 use super::error::{is_condition_failure, sdk_error};
 use super::Table;
+use crate::config::StoreConfig;
 use crate::error::{Error, Result};
 use crate::format::input::Amount;
-use crate::format::item::ItemView;
+use crate::format::item::{ItemView, ATTEMPT_ATTRIBUTE, FENCE_ATTRIBUTE};
 use crate::holder::StoredValue;
 
-/// The answer to [`Table::put_if_free`].
+/// The answer to [`Table::take_lock`].
 #[derive(Debug)]
-pub(crate) enum PutIfFree {
-    /// The item is written.
-    Written,
-    /// The condition failed: a live item is there. `Some` with the old item when the server
-    /// returned it (`ALL_OLD`); `None` when it did not (dynalite ignores `ALL_OLD`).
+pub(crate) enum TakeLock {
+    /// The lock item is ours, with this fencing token.
+    Written {
+        /// The fencing token the write set.
+        fence: Option<u64>,
+    },
+    /// The condition failed: a live lock item is there (`None`: the server did not return it).
     Exists(Option<ItemView>),
 }
 
@@ -67,13 +74,13 @@ impl Table {
     }
 
     /// Laravel's `add()`: a PutItem conditioned on `attribute_not_exists(#key) OR
-    /// #expires_at < :now`, asking for the old item when the condition fails.
+    /// #expires_at < :now`. True when written.
     pub(crate) async fn put_if_free(
         &self,
         k: &str,
         value: &StoredValue,
         expires_at: i64,
-    ) -> Result<PutIfFree> {
+    ) -> Result<bool> {
         let c = self.config();
         let res = self
             .client()
@@ -85,23 +92,112 @@ impl Table {
             .expression_attribute_names("#key", c.key_attribute())
             .expression_attribute_names("#expires_at", c.expiration_attribute())
             .expression_attribute_values(":now", attr::num(self.now()))
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
             .send()
             .await;
         match res {
-            Ok(_) => Ok(PutIfFree::Written),
+            Ok(_) => Ok(true),
+            Err(e) if is_condition_failure(&e) => Ok(false),
+            Err(e) => Err(sdk_error(c, "PutItem", e)),
+        }
+    }
+
+    /// ddblock's acquire: ONE UpdateItem writing Laravel's lock item (value = the owner as stored,
+    /// expires_at) plus `ddblock_attempt` (this attempt's id) and `ddblock_fence` (the fencing
+    /// token: `if_not_exists(#fence, :fence_base) + :one`, so it grows by one per acquisition while
+    /// the item exists, and starts from the acquirer's clock in microseconds after a delete), with
+    /// Laravel's `add()` condition `attribute_not_exists(#key) OR #expires_at < :now` where `:now`
+    /// is `cutoff` (now minus the clock-skew margin). The old item comes back on a failed
+    /// condition (`ALL_OLD`). `deadline` bounds the whole operation, the SDK's retries included.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) async fn take_lock(
+        &self,
+        k: &str,
+        owner: &StoredValue,
+        expires_at: i64,
+        cutoff: i64,
+        attempt: &str,
+        fence_base: u64,
+        deadline: Option<Instant>,
+    ) -> Result<TakeLock> {
+        let c = self.config();
+        let req = self
+            .client()
+            .await?
+            .update_item()
+            .table_name(c.table())
+            .set_key(Some(attr::key(c, k)))
+            .update_expression(
+                "SET #value = :owner, #expires_at = :expires_at, #attempt = :attempt, \
+                 #fence = if_not_exists(#fence, :fence_base) + :one",
+            )
+            .condition_expression("attribute_not_exists(#key) OR #expires_at < :now")
+            .expression_attribute_names("#key", c.key_attribute())
+            .expression_attribute_names("#value", c.value_attribute())
+            .expression_attribute_names("#expires_at", c.expiration_attribute())
+            .expression_attribute_names("#attempt", ATTEMPT_ATTRIBUTE)
+            .expression_attribute_names("#fence", FENCE_ATTRIBUTE)
+            .expression_attribute_values(":owner", attr::stored(owner))
+            .expression_attribute_values(":expires_at", attr::num(expires_at))
+            .expression_attribute_values(":attempt", AttributeValue::S(attempt.to_owned()))
+            .expression_attribute_values(":fence_base", AttributeValue::N(fence_base.to_string()))
+            .expression_attribute_values(":one", AttributeValue::N("1".into()))
+            .expression_attribute_values(":now", attr::num(cutoff))
+            .return_values(ReturnValue::UpdatedNew)
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
+        // One try per call: the lock layer retries, so it sees every try's outcome. (With the
+        // SDK retrying, a try that landed unanswered followed by throttled tries ends in a
+        // throttling error that reads as "nothing written".)
+        let res = single_try(req.customize(), c, deadline).send().await;
+        match res {
+            Ok(out) => {
+                let fence = out
+                    .attributes
+                    .as_ref()
+                    .and_then(|a| a.get(FENCE_ATTRIBUTE))
+                    .and_then(|v| v.as_n().ok())
+                    .and_then(|n| n.parse::<u64>().ok());
+                Ok(TakeLock::Written { fence })
+            }
             Err(SdkError::ServiceError(se)) if se.err().is_conditional_check_failed_exception() => {
                 let old = match se.into_err() {
-                    PutItemError::ConditionalCheckFailedException(e) => e.item,
+                    UpdateItemError::ConditionalCheckFailedException(e) => e.item,
                     _ => None,
                 };
-                // A failed put-if-absent always has an old item: an empty one means the server
-                // ignored ALL_OLD.
                 let old = old.filter(|i| !i.is_empty());
                 self.learn_all_old(old.is_some());
-                Ok(PutIfFree::Exists(old.map(|i| attr::view(c, &i))))
+                Ok(TakeLock::Exists(old.map(|i| attr::view(c, &i))))
             }
-            Err(e) => Err(sdk_error(c, "PutItem", e)),
+            Err(e) => Err(sdk_error(c, "UpdateItem", e)),
+        }
+    }
+
+    /// The clean-up of an acquire attempt whose outcome is unknown: a DeleteItem of the lock item
+    /// only if it is this attempt's write (`#value = :owner AND #attempt = :attempt`). True when
+    /// it deleted it.
+    pub(crate) async fn delete_attempt(
+        &self,
+        k: &str,
+        owner: &StoredValue,
+        attempt: &str,
+    ) -> Result<bool> {
+        let c = self.config();
+        let res = self
+            .client()
+            .await?
+            .delete_item()
+            .table_name(c.table())
+            .set_key(Some(attr::key(c, k)))
+            .condition_expression("#value = :owner AND #attempt = :attempt")
+            .expression_attribute_names("#value", c.value_attribute())
+            .expression_attribute_names("#attempt", ATTEMPT_ATTRIBUTE)
+            .expression_attribute_values(":owner", attr::stored(owner))
+            .expression_attribute_values(":attempt", AttributeValue::S(attempt.to_owned()))
+            .send()
+            .await;
+        match res {
+            Ok(_) => Ok(true),
+            Err(e) if is_condition_failure(&e) => Ok(false),
+            Err(e) => Err(sdk_error(c, "DeleteItem", e)),
         }
     }
 
@@ -282,4 +378,28 @@ impl Table {
             Err(e) => Err(sdk_error(c, "UpdateItem", e)),
         }
     }
+}
+
+/// An operation sent once (no SDK retries), ending by `deadline` plus one attempt timeout when
+/// there is a deadline: the caller retries, knowing every try's outcome.
+fn single_try<T, E, B>(
+    op: aws_sdk_dynamodb::client::customize::CustomizableOperation<T, E, B>,
+    cfg: &StoreConfig,
+    deadline: Option<Instant>,
+) -> aws_sdk_dynamodb::client::customize::CustomizableOperation<T, E, B> {
+    let mut b = aws_sdk_dynamodb::config::Builder::default().retry_config(RetryConfig::disabled());
+    if let Some(budget) = deadline_budget(cfg, deadline) {
+        b = b.timeout_config(TimeoutConfig::builder().operation_timeout(budget).build());
+    }
+    op.config_override(b)
+}
+
+/// The operation timeout that ends an operation by `deadline` plus one attempt timeout.
+fn deadline_budget(cfg: &StoreConfig, deadline: Option<Instant>) -> Option<std::time::Duration> {
+    let left = deadline?.saturating_duration_since(Instant::now());
+    let mut budget = left + cfg.attempt_timeout().unwrap_or_default();
+    if let Some(t) = cfg.operation_timeout() {
+        budget = budget.min(t);
+    }
+    Some(budget)
 }

@@ -9,6 +9,13 @@ use crate::holder::{Holder, StoredValue};
 pub const OWNER_LEN: usize = 16;
 /// Laravel's `forever()` means "5 years from now".
 pub const FOREVER_YEARS: i64 = 5;
+/// ddblock's fencing token on a lock item (`N`); Laravel neither reads nor writes it, and its
+/// `add()` (a whole-item PutItem) drops it.
+pub const FENCE_ATTRIBUTE: &str = "ddblock_fence";
+/// The id of the acquire attempt that wrote a lock item (`S`, 16 random characters): how an
+/// attempt tells its own write (a retry after a lost answer) from another handle's with the same
+/// owner. Laravel ignores it.
+pub const ATTEMPT_ATTRIBUTE: &str = "ddblock_attempt";
 
 /// The expiry attribute of an item as found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,6 +68,10 @@ pub struct ItemView {
     pub value: Value,
     /// The expiry attribute.
     pub expiry: Expiry,
+    /// The fencing token ([`FENCE_ATTRIBUTE`]), when it is a number.
+    pub fence: Option<u64>,
+    /// The acquire attempt that wrote the item ([`ATTEMPT_ATTRIBUTE`]), when there is one.
+    pub attempt: Option<String>,
 }
 
 impl ItemView {
@@ -68,7 +79,10 @@ impl ItemView {
     /// with an unknown expiry: a lock condition (`#expires_at < :now`) can never be true for it,
     /// so it is held until someone force-releases it.
     pub fn holder(&self) -> Holder {
-        holder(self.value.stored().cloned(), self.expiry.at())
+        Holder {
+            fence: self.fence,
+            ..holder(self.value.stored().cloned(), self.expiry.at())
+        }
     }
 
     /// The live value of a cache entry read at `now`: `None` when expired (`now >= expires_at`,
@@ -123,6 +137,7 @@ pub fn holder(value: Option<StoredValue>, expires_at: Option<i64>) -> Holder {
         owner,
         value,
         expires_at,
+        fence: None,
     }
 }
 
@@ -232,6 +247,8 @@ mod tests {
             key: Some("k".into()),
             value: Value::Other("BOOL"),
             expiry: Expiry::Never,
+            fence: None,
+            attempt: None,
         };
         let e = v.live_value("k", "expires_at", 0).unwrap_err().to_string();
         assert!(e.contains("\"k\"") && e.contains("BOOL"), "{e}");
@@ -239,6 +256,8 @@ mod tests {
             key: Some("k".into()),
             value: Value::Stored(StoredValue::String("s:1:\"a\";".into())),
             expiry: Expiry::Invalid("S \"soon\"".into()),
+            fence: None,
+            attempt: None,
         };
         let e = v.live_value("k", "expires_at", 0).unwrap_err().to_string();
         assert!(e.contains("\"k\"") && e.contains("expires_at"), "{e}");

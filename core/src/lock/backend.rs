@@ -2,6 +2,7 @@
 //! same rules without branches in `lock/`. The DynamoDB backend is in `lock/dynamo.rs`.
 
 use std::fmt;
+use std::time::Instant;
 
 use futures_util::future::BoxFuture;
 
@@ -9,13 +10,41 @@ use crate::error::Result;
 use crate::holder::{Holder, StoredValue};
 use crate::lock::ReleaseOutcome;
 
-/// The answer to one conditional create-or-take-over of a lock.
+/// One conditional create-or-take-over of a lock, as the rules ask for it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Take<'a> {
+    /// The table key.
+    pub key: &'a str,
+    /// The owner, as stored.
+    pub owner: &'a StoredValue,
+    /// This attempt's id: recognises the attempt's own write on a retry.
+    pub attempt: &'a str,
+    /// The expiry to write.
+    pub expires_at: i64,
+    /// Take over only an item with `expires_at < cutoff` (now minus the clock-skew margin).
+    pub cutoff: i64,
+    /// The fencing token to start from when the item has none (the clock in microseconds).
+    pub fence_base: u64,
+    /// When the whole request (retries included) must have ended, plus one attempt timeout.
+    pub deadline: Option<Instant>,
+}
+
+/// The answer to one [`Take`].
 #[derive(Debug)]
 pub(crate) enum Attempt {
-    /// Our item is written.
-    Written,
-    /// A live item is there (maybe ours, if an earlier write of ours landed): its holder.
-    Taken(Holder),
+    /// Our item is written, with this fencing token.
+    Written {
+        /// The fencing token, when the backend keeps one.
+        fence: Option<u64>,
+    },
+    /// A live item is there: its holder, and the id of the attempt that wrote it (equal to ours
+    /// when an earlier send of this very attempt landed and its answer was lost).
+    Taken {
+        /// Who holds it.
+        holder: Holder,
+        /// The attempt id stored with it, if any.
+        attempt: Option<String>,
+    },
     /// The condition failed but the item was gone when looked at: try again.
     Vanished,
 }
@@ -26,13 +55,17 @@ pub(crate) trait LockBackend: Send + Sync + fmt::Debug {
     /// The current Unix time by the configured clock.
     fn now(&self) -> i64;
 
-    /// Writes the lock item if the key is free or its lock has expired (`expires_at < now`).
-    fn try_acquire<'a>(
+    /// Writes the lock item if the key is free or its lock expired before `take.cutoff`.
+    fn try_acquire<'a>(&'a self, take: Take<'a>) -> BoxFuture<'a, Result<Attempt>>;
+
+    /// Deletes the lock item only if it is attempt `attempt`'s write (the clean-up of an attempt
+    /// whose outcome is unknown, or that was cancelled); true when it deleted it.
+    fn delete_attempt<'a>(
         &'a self,
         key: &'a str,
         owner: &'a StoredValue,
-        expires_at: i64,
-    ) -> BoxFuture<'a, Result<Attempt>>;
+        attempt: &'a str,
+    ) -> BoxFuture<'a, Result<bool>>;
 
     /// Deletes the lock item only if `owner` holds it.
     fn release<'a>(

@@ -1,12 +1,14 @@
-//! The DynamoDB lock backend: Laravel's lock item, taken with `add()`'s conditional PutItem and
-//! released with ONE owner-conditioned DeleteItem.
+//! The DynamoDB lock backend: Laravel's lock item, taken with `add()`'s condition (as one
+//! UpdateItem that also keeps ddblock's attempt id and fencing token) and released with ONE
+//! owner-conditioned DeleteItem.
 
 use futures_util::future::BoxFuture;
 use futures_util::FutureExt;
 
-use super::backend::{Attempt, LockBackend};
-use crate::dynamo::{DeleteIfValue, PutIfFree, Table};
+use super::backend::{Attempt, LockBackend, Take};
+use crate::dynamo::{DeleteIfValue, Table, TakeLock};
 use crate::error::Result;
+use crate::format::item::is_expired;
 use crate::holder::{Holder, StoredValue};
 use crate::lock::ReleaseOutcome;
 
@@ -15,24 +17,43 @@ impl LockBackend for Table {
         Table::now(self)
     }
 
-    fn try_acquire<'a>(
+    fn try_acquire<'a>(&'a self, t: Take<'a>) -> BoxFuture<'a, Result<Attempt>> {
+        async move {
+            let answer = self
+                .take_lock(
+                    t.key,
+                    t.owner,
+                    t.expires_at,
+                    t.cutoff,
+                    t.attempt,
+                    t.fence_base,
+                    t.deadline,
+                )
+                .await?;
+            let old = match answer {
+                TakeLock::Written { fence } => return Ok(Attempt::Written { fence }),
+                TakeLock::Exists(Some(old)) => old,
+                // The server ignored ALL_OLD (dynalite): one consistent read tells who holds it.
+                TakeLock::Exists(None) => match self.get(t.key, true).await? {
+                    Some(item) => item,
+                    None => return Ok(Attempt::Vanished),
+                },
+            };
+            Ok(Attempt::Taken {
+                holder: old.holder(),
+                attempt: old.attempt,
+            })
+        }
+        .boxed()
+    }
+
+    fn delete_attempt<'a>(
         &'a self,
         key: &'a str,
         owner: &'a StoredValue,
-        expires_at: i64,
-    ) -> BoxFuture<'a, Result<Attempt>> {
-        async move {
-            match self.put_if_free(key, owner, expires_at).await? {
-                PutIfFree::Written => Ok(Attempt::Written),
-                PutIfFree::Exists(Some(old)) => Ok(Attempt::Taken(old.holder())),
-                // The server ignored ALL_OLD (dynalite): one consistent read tells who holds it.
-                PutIfFree::Exists(None) => Ok(match self.get(key, true).await? {
-                    Some(item) => Attempt::Taken(item.holder()),
-                    None => Attempt::Vanished,
-                }),
-            }
-        }
-        .boxed()
+        attempt: &'a str,
+    ) -> BoxFuture<'a, Result<bool>> {
+        Table::delete_attempt(self, key, owner, attempt).boxed()
     }
 
     fn release<'a>(
@@ -54,7 +75,12 @@ impl LockBackend for Table {
                     None => return Ok(ReleaseOutcome::NotHeld),
                 },
             };
-            Ok(ReleaseOutcome::HeldByOther(old.holder()))
+            let holder = old.holder();
+            // An expired item held by nobody live: nothing to name.
+            if is_expired(holder.expires_at, self.now()) {
+                return Ok(ReleaseOutcome::NotHeld);
+            }
+            Ok(ReleaseOutcome::HeldByOther(holder))
         }
         .boxed()
     }

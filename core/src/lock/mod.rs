@@ -1,14 +1,17 @@
 //! Locks in Laravel's `DynamoDbLock` format, released by ONE owner-conditioned request.
 //!
-//! The rules (own-write recovery, waiting, guards) are written once here over [`LockBackend`];
-//! the DynamoDB backend is `lock/dynamo.rs`.
+//! The rules (own-write recovery, ambiguous outcomes, waiting, leases, fencing) are written once
+//! here over [`LockBackend`]; the DynamoDB backend is `lock/dynamo.rs`.
 
+mod attempt;
 mod backend;
 mod dynamo;
+mod lease;
 mod wait;
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use rand::distr::{Alphanumeric, SampleString};
 
@@ -19,25 +22,27 @@ use crate::format::item::{self, is_expired, OWNER_LEN};
 use crate::holder::{redact_owner, Holder, StoredValue};
 use crate::store::Store;
 
-use backend::{Attempt, LockBackend};
+use backend::LockBackend;
 pub use input::{lock_ttl, DEFAULT_LOCK_TTL_SECS};
+pub use lease::{Heartbeat, Lease, WorkError};
 pub use wait::LockGuard;
-
-/// Attempts of the put-then-read dance when a server returns no old item and the item vanished.
-const ACQUIRE_ATTEMPTS: usize = 3;
 
 /// What `acquire()` found.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AcquireOutcome {
-    /// We hold the lock until `expires_at`. `recovered` is true when the item was already ours:
-    /// an earlier attempt with this owner succeeded (e.g. its response was lost) and its expiry stands.
+    /// We hold the lock until `expires_at`. `recovered` is true when this attempt's own earlier
+    /// write had landed (its answer was lost) and its expiry stands.
     Acquired {
         /// Unix time the lock expires at.
         expires_at: i64,
-        /// The item was already ours.
+        /// The item was this attempt's own earlier write.
         recovered: bool,
+        /// The fencing token of this acquisition (see [`Lock::fence`]).
+        fence: Option<u64>,
     },
-    /// Someone else holds the lock.
+    /// Someone else holds the lock (another owner, or the same owner through another handle or
+    /// process, as in Laravel). A holder whose `expires_at` is already past is an expired lock
+    /// still within the clock-skew margin: it can be taken over once the margin has passed.
     Held(Holder),
 }
 
@@ -53,7 +58,8 @@ impl AcquireOutcome {
 pub enum ReleaseOutcome {
     /// The lock was ours and is deleted.
     Released,
-    /// There was no lock item (already released, force-released, or swept after expiry).
+    /// There was no live lock item (already released, force-released, swept, or only an expired
+    /// item of another owner).
     NotHeld,
     /// Another owner holds the lock now (ours expired and was taken over, or we never held it).
     HeldByOther(Holder),
@@ -67,13 +73,17 @@ impl ReleaseOutcome {
 }
 
 /// A lock's name, key, owner and ttl, checked once (no request, no connection).
-#[derive(Clone)]
 struct LockSpec {
     name: String,
     key: String,
     owner: String,
     stored_owner: StoredValue,
     ttl_secs: i64,
+    margin: Duration,
+    heartbeat_interval: Option<Duration>,
+    /// Tries per acquire write when a try is refused before it could land (throttled, not
+    /// connected): the SDK's `max_attempts` (default 3), applied by the lock layer itself.
+    tries: u32,
 }
 
 impl LockSpec {
@@ -93,16 +103,41 @@ impl LockSpec {
             owner,
             stored_owner,
             ttl_secs,
+            margin: cfg.clock_skew_margin(),
+            tries: cfg.max_attempts().unwrap_or(3).max(1),
+            heartbeat_interval: cfg.heartbeat_interval(),
         })
     }
 }
 
-/// A named lock with an owner; cheap to clone. Creating one sends nothing.
+/// What this handle knows of the lease it holds.
+#[derive(Debug, Default, Clone, Copy)]
+struct LeaseState {
+    /// When the lease ends by the local monotonic clock (conservatively: from when the write was
+    /// sent, minus a second for the whole-second expiry); `None` when this handle holds none.
+    deadline: Option<Instant>,
+    /// The fencing token of the acquisition.
+    fence: Option<u64>,
+}
+
+/// A named lock with an owner; cheap to clone (clones share the lease state). Creating one sends
+/// nothing.
 #[derive(Clone)]
 pub struct Lock {
     backend: Arc<dyn LockBackend>,
     spec: Arc<LockSpec>,
     backoff: Backoff,
+    state: Arc<Mutex<LeaseState>>,
+    /// Set only through [`Lock::with_fixed_attempt`] (the conformance vectors).
+    fixed_attempt: Option<Arc<FixedAttempt>>,
+}
+
+/// The attempt id and fence base every acquire of a handle uses instead of a fresh random id and
+/// the clock (a test seam: [`Lock::with_fixed_attempt`]).
+#[derive(Debug)]
+struct FixedAttempt {
+    id: String,
+    fence_base: u64,
 }
 
 impl fmt::Debug for Lock {
@@ -145,6 +180,8 @@ impl Store {
             backend: Arc::new(self.table().clone()),
             spec: Arc::new(spec),
             backoff: self.config().backoff(),
+            state: Arc::new(Mutex::new(LeaseState::default())),
+            fixed_attempt: None,
         })
     }
 }
@@ -181,47 +218,35 @@ impl Lock {
         Ok(self)
     }
 
-    /// Tries once to take the lock: one conditional write (Laravel's `add()`: the key is absent
-    /// or `expires_at < now`). A failed condition is `Ok(Held(..))`, never an error.
-    pub async fn acquire(&self) -> Result<AcquireOutcome> {
-        let s = &*self.spec;
-        for _ in 0..ACQUIRE_ATTEMPTS {
-            let expires_at = item::expiry(self.backend.now(), s.ttl_secs)?;
-            let holder = match self
-                .backend
-                .try_acquire(&s.key, &s.stored_owner, expires_at)
-                .await?
-            {
-                Attempt::Written => {
-                    tracing::debug!(lock = %s.name, expires_at, "acquired");
-                    return Ok(AcquireOutcome::Acquired {
-                        expires_at,
-                        recovered: false,
-                    });
-                }
-                Attempt::Vanished => continue, // released in between: try the write again
-                Attempt::Taken(holder) => holder,
-            };
-            if holder.is(&s.stored_owner) {
-                // Our own item: an earlier write of ours landed but we never saw its answer.
-                let expires_at = holder.expires_at.unwrap_or(i64::MAX);
-                tracing::debug!(lock = %s.name, expires_at, "acquired (recovered our earlier write)");
-                return Ok(AcquireOutcome::Acquired {
-                    expires_at,
-                    recovered: true,
-                });
-            }
-            if holder.expires_at.is_some_and(|e| e < self.backend.now()) {
-                continue; // expired between the write and the read: the next write takes it over
-            }
-            tracing::debug!(lock = %s.name, holder = %holder, "held by another owner");
-            return Ok(AcquireOutcome::Held(holder));
-        }
-        Ok(AcquireOutcome::Held(Holder {
-            owner: None,
-            value: None,
-            expires_at: None,
-        }))
+    /// Test seam for the conformance vectors (`core/tests/conformance.rs`): every acquire of this
+    /// handle sends attempt id `id` and fence base `fence_base` (microseconds) instead of a fresh
+    /// random id and the system clock, so its requests are predictable byte for byte. Not for
+    /// production: acquires sharing an id would take each other's writes for their own.
+    #[doc(hidden)]
+    pub fn with_fixed_attempt(mut self, id: impl Into<String>, fence_base: u64) -> Lock {
+        self.fixed_attempt = Some(Arc::new(FixedAttempt {
+            id: id.into(),
+            fence_base,
+        }));
+        self
+    }
+
+    /// The fencing token of this handle's current acquisition: it grows with every acquisition
+    /// of this key by any ddblock front (see `docs/semantics.md` for the bound it relies on), so a
+    /// resource that remembers the highest token it accepted can refuse a write from a holder whose
+    /// lease ran out while it was paused. `None` when this handle holds no lease.
+    pub fn fence(&self) -> Option<u64> {
+        let s = self.lease_state();
+        s.deadline.and(s.fence)
+    }
+
+    /// How long this handle's lease still lasts by the local monotonic clock (the write's send
+    /// time plus the ttl, less a second for the whole-second expiry; refreshed by `refresh` and
+    /// heartbeats); `None` when this handle holds no lease, zero once it has run out.
+    pub fn remaining(&self) -> Option<Duration> {
+        self.lease_state()
+            .deadline
+            .map(|d| d.saturating_duration_since(Instant::now()))
     }
 
     /// Releases the lock if it is ours: ONE delete conditioned on the stored owner (`#value =
@@ -229,10 +254,11 @@ impl Lock {
     pub async fn release(&self) -> Result<ReleaseOutcome> {
         let s = &*self.spec;
         let out = self.backend.release(&s.key, &s.stored_owner).await?;
+        self.clear_lease();
         match &out {
             ReleaseOutcome::Released => tracing::debug!(lock = %s.name, "released"),
             ReleaseOutcome::NotHeld => {
-                tracing::debug!(lock = %s.name, "not released: no lock item")
+                tracing::debug!(lock = %s.name, "not released: no live lock item")
             }
             ReleaseOutcome::HeldByOther(h) => {
                 tracing::debug!(lock = %s.name, holder = %h, "not released: held by another owner")
@@ -243,7 +269,9 @@ impl Lock {
 
     /// Deletes the lock whoever holds it (Laravel's `forceRelease`).
     pub async fn force_release(&self) -> Result<()> {
-        self.backend.force_release(&self.spec.key).await
+        self.backend.force_release(&self.spec.key).await?;
+        self.clear_lease();
+        Ok(())
     }
 
     /// Extends our live lock to now + `ttl_secs` (the lock's own ttl when `None`; <= 0 means 86400),
@@ -255,10 +283,17 @@ impl Lock {
             Some(t) if t <= 0 => DEFAULT_LOCK_TTL_SECS,
             Some(t) => t,
         };
+        let sent = Instant::now();
         let expires_at = item::expiry(self.backend.now(), ttl)?;
-        self.backend
+        let ok = self
+            .backend
             .refresh(&self.spec.key, &self.spec.stored_owner, expires_at)
-            .await
+            .await?;
+        if ok {
+            let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            s.deadline = Some(lease_deadline(sent, ttl));
+        }
+        Ok(ok)
     }
 
     /// Who holds the lock now (consistent read); `None` when free or expired (`now >= expires_at`).
@@ -286,6 +321,30 @@ impl Lock {
             .await?
             .is_some_and(|h| h.is(&self.spec.stored_owner)))
     }
+
+    fn lease_state(&self) -> LeaseState {
+        *self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn clear_lease(&self) {
+        *self.state.lock().unwrap_or_else(|e| e.into_inner()) = LeaseState::default();
+    }
+
+    /// Records a lease that began (its write was sent) at `sent` and ends after `ttl_secs`.
+    fn record_lease(&self, sent: Instant, ttl_secs: i64, fence: Option<u64>) {
+        *self.state.lock().unwrap_or_else(|e| e.into_inner()) = LeaseState {
+            deadline: Some(lease_deadline(sent, ttl_secs)),
+            fence,
+        };
+    }
+}
+
+/// The local end of a lease whose write was sent at `sent` for `ttl_secs`: the expiry written is
+/// `floor(now) + ttl`, which can be up to a second before `sent + ttl`.
+fn lease_deadline(sent: Instant, ttl_secs: i64) -> Instant {
+    let secs = u64::try_from(ttl_secs.saturating_sub(1)).unwrap_or(0);
+    sent.checked_add(Duration::from_secs(secs))
+        .unwrap_or_else(|| sent + Duration::from_secs(86_400 * 365 * 100))
 }
 
 /// A fresh owner token: 16 characters of `[A-Za-z0-9]` from the OS-seeded CSPRNG (Laravel's `Str::random()` shape).

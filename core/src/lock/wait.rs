@@ -1,11 +1,6 @@
-//! Waiting for a lock (`acquire_within`, `block`), running work under it (`with_lock`), and the
-//! guard that releases it.
+//! Waiting for a lock (`acquire_within`, `block`) and the guard that releases it.
 
-use std::future::Future;
-use std::panic::AssertUnwindSafe;
 use std::time::{Duration, Instant};
-
-use futures_util::FutureExt;
 
 use super::{AcquireOutcome, Lock, ReleaseOutcome};
 use crate::error::{Error, Result};
@@ -13,24 +8,27 @@ use crate::error::{Error, Result};
 impl Lock {
     /// Takes the lock, waiting up to `timeout` for it: `None` tries once; `Some(d)` retries with
     /// the lock's backoff (capped exponential with jitter) until acquired or `d` has passed, and
-    /// then returns the last `Held` answer. The one "acquire with wait" of every front.
+    /// then returns the last `Held` answer. Every request ends by the deadline plus one attempt
+    /// timeout. The one "acquire with wait" of every front.
     pub async fn acquire_within(&self, timeout: Option<Duration>) -> Result<AcquireOutcome> {
+        let Some(timeout) = timeout else {
+            return self.acquire().await;
+        };
         let start = Instant::now();
+        // `None`: a wait too long to represent (Duration::MAX, "no limit").
+        let deadline = start.checked_add(timeout);
         let mut attempt = 0u32;
         loop {
-            let out = self.acquire().await?;
-            let Some(timeout) = timeout else {
-                return Ok(out);
+            let out = self.acquire_by(deadline).await?;
+            let left = match deadline {
+                Some(d) => d.saturating_duration_since(Instant::now()),
+                None => Duration::MAX,
             };
-            if out.is_acquired() {
-                return Ok(out);
-            }
-            let waited = start.elapsed();
-            if waited >= timeout {
+            if out.is_acquired() || left.is_zero() {
                 return Ok(out);
             }
             let delay = self.backoff.delay(attempt, rand::random::<f64>());
-            tokio::time::sleep(delay.min(timeout - waited)).await;
+            tokio::time::sleep(delay.min(left)).await;
             attempt = attempt.saturating_add(1);
         }
     }
@@ -53,26 +51,6 @@ impl Lock {
     pub async fn block_guard(self, timeout: Duration) -> Result<LockGuard> {
         self.block(timeout).await?;
         Ok(LockGuard { lock: Some(self) })
-    }
-
-    /// Waits up to `timeout` for the lock, runs `work`, and releases the lock when the work returns
-    /// or panics (the panic then continues). See [`LockGuard`] for what happens if this future is dropped.
-    pub async fn with_lock<F, Fut, T>(self, timeout: Duration, work: F) -> Result<T>
-    where
-        F: FnOnce(Lock) -> Fut,
-        Fut: Future<Output = T>,
-    {
-        let guard = self.block_guard(timeout).await?;
-        let lock = guard.lock().clone();
-        let outcome = AssertUnwindSafe(work(lock)).catch_unwind().await;
-        let released = guard.release().await;
-        match outcome {
-            Err(panic) => std::panic::resume_unwind(panic),
-            Ok(value) => {
-                released?;
-                Ok(value)
-            }
-        }
     }
 }
 

@@ -59,7 +59,7 @@ impl Ctx {
 
     /// Environment of every invocation: this server and table, Laravel's variable names, test
     /// credentials, nothing inherited that could change the outcome.
-    fn env(&self, c: &mut StdCommand) {
+    pub fn env(&self, c: &mut StdCommand) {
         for k in [
             "DYNAMODB_CACHE_TABLE",
             "DYNAMODB_ENDPOINT",

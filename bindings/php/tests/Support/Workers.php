@@ -7,16 +7,17 @@ namespace Ddblock\Laravel\Tests\Support;
 use RuntimeException;
 
 /**
- * Concurrent lock workers: `php compat-tests/php/harness.php worker` processes, stock Laravel's
- * lock (DDB_DRIVER=laravel) or the driver's (DDB_DRIVER=ddblock), looping acquire, work,
- * release on a few names and recording each hold (see harness.php).
+ * Concurrent lock workers, looping acquire, work, release on a few names and recording each
+ * hold: `php compat-tests/php/harness.php worker` processes with stock Laravel's lock (group
+ * `laravel`) or the driver's (group `ddblock`), and `tests/peers/worker.py` processes with the
+ * Rust core through the Python binding (group `core`), all writing the same records.
  */
 final class Workers
 {
     /**
      * Runs the groups at once on one table and returns every cycle's record.
      *
-     * @param  array<string, int>  $groups  driver => number of processes
+     * @param  array<string, int>  $groups  laravel|ddblock|core => number of processes
      * @param  list<string>  $names
      * @return list<array<string, mixed>>
      */
@@ -30,7 +31,13 @@ final class Workers
         int $ttl,
         int $workMs
     ): array {
+        $python = ddblock_repo_root() . '/bindings/python/.venv/bin/python';
+        if (isset($groups['core']) && ! is_executable($python)) {
+            throw new RuntimeException("$python is missing: bindings/python/test.sh builds the Python binding");
+        }
         $record = tempnam(sys_get_temp_dir(), 'ddblock-workers-');
+        // Every worker waits until then: the PHP and Python processes start at different speeds.
+        $startAt = sprintf('%.3f', microtime(true) + 2.0);
         $processes = [];
         $i = 0;
         foreach ($groups as $driver => $count) {
@@ -39,10 +46,13 @@ final class Workers
                     'DDB_ENDPOINT' => $endpoint, 'DDB_TABLE' => $table, 'DDB_LAYOUT' => $layout,
                     'DDB_PREFIX' => 'app_', 'DDB_DRIVER' => $driver, 'W_NAMES' => implode(',', $names),
                     'W_CYCLES' => (string) $cycles, 'W_TTL' => (string) $ttl, 'W_WORK_MS' => (string) $workMs,
-                    'W_RECORD' => $record, 'W_SEED' => (string) (100 + $i),
+                    'W_RECORD' => $record, 'W_SEED' => (string) (100 + $i), 'W_START_AT' => $startAt,
                 ] + getenv();
+                $command = $driver === 'core'
+                    ? [$python, __DIR__ . '/../peers/worker.py']
+                    : [PHP_BINARY, ddblock_repo_root() . '/compat-tests/php/harness.php', 'worker'];
                 $processes[] = proc_open(
-                    [PHP_BINARY, ddblock_repo_root() . '/compat-tests/php/harness.php', 'worker'],
+                    $command,
                     [0 => ['file', '/dev/null', 'r'], 1 => ['file', '/dev/null', 'w'], 2 => ['pipe', 'w']],
                     $pipes,
                     null,

@@ -11,7 +11,14 @@ from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import Any
 
-from ._base import LockBase, StoreBase, keys_list, lock_lost, release_failed, wait_seconds
+from ._base import (
+    LockBase,
+    StoreBase,
+    end_of_lease,
+    keys_list,
+    release_failed,
+    wait_seconds,
+)
 from ._values import Holder
 from .exceptions import DdblockError
 
@@ -125,8 +132,10 @@ class AsyncLock(LockBase):
     """A named lock with an owner, in Laravel's ``DynamoDbLock`` format (``await`` each call).
 
     ``with store.lock("orders:42", ttl=30, timeout=5): ...`` waits up to ``timeout`` (raising
-    :class:`~ddblock.LockTimeout`), runs the body, and releases with one owner-conditioned
-    DeleteItem. The body's exceptions always propagate.
+    :class:`~ddblock.LockTimeout`), runs the body while a heartbeat refreshes the lease, and
+    releases with one owner-conditioned DeleteItem. A lease lost during the body raises
+    :class:`~ddblock.LeaseLost` at the end (``lease_lost`` turns true as soon as it is seen). The
+    body's exceptions always propagate.
     """
 
     __slots__ = ()
@@ -134,7 +143,7 @@ class AsyncLock(LockBase):
     async def acquire(self, blocking: bool = True, timeout: float | None = None) -> bool:
         """Takes the lock; True when it is ours.
 
-        ``blocking=False``: one attempt (one conditional PutItem). ``blocking=True``: retries
+        ``blocking=False``: one attempt (one conditional UpdateItem). ``blocking=True``: retries
         with backoff for up to ``timeout`` seconds (None: no limit), then returns False.
         """
         return await self._native.acquire(wait_seconds(blocking, timeout))
@@ -165,6 +174,7 @@ class AsyncLock(LockBase):
 
     async def __aenter__(self) -> AsyncLock:
         await self._native.block(self._timeout)
+        self._heartbeat = self._native.heartbeat()
         return self
 
     async def __aexit__(
@@ -173,6 +183,10 @@ class AsyncLock(LockBase):
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        lost = None
+        if self._heartbeat is not None:
+            lost = await self._heartbeat.stop()
+            self._heartbeat = None
         try:
             released = await self._native.release()
         except DdblockError as err:
@@ -180,5 +194,4 @@ class AsyncLock(LockBase):
                 raise
             release_failed(self.name, exc, err)
             return
-        if not released:
-            lock_lost(self.name)
+        end_of_lease(self.name, lost, released, exc)

@@ -9,16 +9,17 @@ import warnings
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, TypeVar
 
+from ._native import Heartbeat as _NativeHeartbeat
 from ._native import Lock as _NativeLock
 from ._native import Store as _NativeStore
 from ._values import Backoff
-from .exceptions import DdblockError, LockLostWarning
+from .exceptions import DdblockError, LeaseLost
 
 if TYPE_CHECKING:
     from ._aio import AsyncStore
     from ._sync import Store
 
-__all__ = ["LockBase", "StoreBase", "keys_list", "lock_lost", "release_failed", "wait_seconds"]
+__all__ = ["LockBase", "StoreBase", "end_of_lease", "keys_list", "release_failed", "wait_seconds"]
 
 _S = TypeVar("_S", bound="StoreBase")
 
@@ -46,10 +47,13 @@ class StoreBase:
         attempt_timeout: float | None = None,
         max_attempts: int | None = None,
         backoff: Backoff | None = None,
+        clock_skew_margin: float | None = None,
+        heartbeat_interval: float | None = None,
     ) -> None:
         """A store. What is not given comes from Laravel's variables (``DYNAMODB_CACHE_TABLE``,
         ``DYNAMODB_ENDPOINT``, ``AWS_DEFAULT_REGION``, ``CACHE_PREFIX``, ``DDBLOCK_LAYOUT``),
-        then Laravel's defaults (table ``cache``, empty prefix, layout ``laravel12``)."""
+        then Laravel's defaults (table ``cache``, the prefix Laravel derives from ``APP_NAME``,
+        layout ``laravel12``)."""
         self._native = _NativeStore(
             table=table,
             prefix=prefix,
@@ -66,6 +70,8 @@ class StoreBase:
             backoff=None
             if backoff is None
             else (backoff.initial, backoff.max, backoff.multiplier, backoff.jitter),
+            clock_skew_margin=clock_skew_margin,
+            heartbeat_interval=heartbeat_interval,
         )
 
     @classmethod
@@ -136,13 +142,14 @@ class StoreBase:
 
 
 class LockBase:
-    """A lock handle's identity: name, key, owner, ttl, and how long ``with`` waits."""
+    """A lock handle's identity (name, key, owner, ttl, how long ``with`` waits) and its lease."""
 
-    __slots__ = ("_native", "_timeout")
+    __slots__ = ("_heartbeat", "_native", "_timeout")
 
     def __init__(self, native: _NativeLock, timeout: float | None) -> None:
         self._native = native
         self._timeout = timeout
+        self._heartbeat: _NativeHeartbeat | None = None
 
     @property
     def name(self) -> str:
@@ -168,6 +175,24 @@ class LockBase:
     def timeout(self) -> float | None:
         """How long ``with`` waits for the lock (None: no limit)."""
         return self._timeout
+
+    @property
+    def fence(self) -> int | None:
+        """The fencing token of this handle's acquisition (None when it holds none): send it
+        with every write to the protected resource, which refuses tokens below the highest it
+        has seen (docs/semantics.md)."""
+        return self._native.fence
+
+    def remaining(self) -> float | None:
+        """Seconds this handle's lease still lasts by the local monotonic clock (refreshed by the
+        ``with`` block's heartbeat); None when it holds no lease, 0 once it ran out."""
+        return self._native.remaining()
+
+    @property
+    def lease_lost(self) -> bool:
+        """Inside ``with``: whether the heartbeat has seen the lease lost (stop touching the
+        protected resource). False outside ``with``."""
+        return self._heartbeat is not None and self._heartbeat.lost
 
     def __repr__(self) -> str:
         return type(self).__name__ + repr(self._native)[len("Lock") :]
@@ -199,11 +224,21 @@ def release_failed(lock_name: str, body_error: BaseException, err: DdblockError)
         warnings.warn(message, RuntimeWarning, stacklevel=3)
 
 
-def lock_lost(lock_name: str) -> None:
-    """Warns that a ``with`` block's lock was no longer ours when it ended."""
-    warnings.warn(
-        f"lock {lock_name!r} was no longer held when its with block ended: it expired and was "
-        "taken over, or was force-released (use a longer ttl, or refresh() long work)",
-        LockLostWarning,
-        stacklevel=3,
+def end_of_lease(
+    lock_name: str, lost: str | None, released: bool, body_error: BaseException | None
+) -> None:
+    """The end of a ``with`` block: a lease lost during the body (``lost``: the heartbeat's
+    reason) or a release that found the lock no longer ours raises LeaseLost, never silently;
+    after a body exception it becomes a note on that exception instead."""
+    if lost is None and released:
+        return
+    reason = lost or (
+        "at release the lock was no longer ours: it expired and was taken over, or was "
+        "released or force-released"
     )
+    err = LeaseLost(f"lost the lease on lock `{lock_name}`: {reason}")
+    err.kind = "lease_lost"
+    err.name = lock_name
+    if body_error is None:
+        raise err
+    release_failed(lock_name, body_error, err)

@@ -5,9 +5,30 @@ The extension module, declared so that its stubs can be generated (`maturin gene
 from _typeshed import SupportsGetItem
 from typing import Any, Final, SupportsFloat, SupportsIndex, final
 
-__all__ = ["__version__", "Lock", "Pending", "Store", "_default_backoff", "_error_kinds", "_sample_error", "_shutdown", "serialize", "unserialize"]
+__all__ = ["__version__", "Heartbeat", "Lock", "Pending", "Store", "_default_backoff", "_error_kinds", "_sample_error", "_shutdown", "serialize", "unserialize"]
 
 __version__: Final[str]
+
+@final
+class Heartbeat:
+    """
+    A running heartbeat (the core's): refreshes the lock until stopped; `lost` turns true when the
+    lease is lost.
+    """
+    @property
+    def lost(self, /) -> bool:
+        """
+        Whether the lease has been lost.
+        """
+    @property
+    def reason(self, /) -> str | None:
+        """
+        Why the lease was lost, if it was.
+        """
+    def stop(self, /) -> Pending:
+        """
+        Stops refreshing; the reason the lease was lost, or `None`.
+        """
 
 @final
 class Lock:
@@ -24,7 +45,16 @@ class Lock:
         """
         Waits up to `wait` seconds (`None`: no limit) or raises `LockTimeout`; the expiry.
         """
+    @property
+    def fence(self, /) -> int | None:
+        """
+        The fencing token of this handle's current acquisition (`None` when it holds none).
+        """
     def force_release(self, /) -> Pending: ...
+    def heartbeat(self, /) -> Heartbeat:
+        """
+        Starts refreshing the held lock in the background; see `PyHeartbeat`.
+        """
     def holder(self, /) -> Pending: ...
     @property
     def key(self, /) -> str: ...
@@ -36,6 +66,10 @@ class Lock:
     def owner(self, /) -> str: ...
     def refresh(self, /, ttl: Any | None) -> Pending: ...
     def release(self, /) -> Pending: ...
+    def remaining(self, /) -> float | None:
+        """
+        Seconds this handle's lease still lasts by the local monotonic clock (`None`: no lease).
+        """
     @property
     def ttl(self, /) -> int: ...
 
@@ -59,7 +93,7 @@ class Store:
     """
     The native store; `ddblock.Store` and `ddblock.AsyncStore` wrap it.
     """
-    def __new__(cls, /, *, table: str | None = None, prefix: str | None = None, layout: str | None = None, endpoint_url: str | None = None, region: str | None = None, key_attribute: str | None = None, value_attribute: str | None = None, expiration_attribute: str | None = None, connect_timeout: SupportsFloat | SupportsIndex | None = None, operation_timeout: SupportsFloat | SupportsIndex | None = None, attempt_timeout: SupportsFloat | SupportsIndex | None = None, max_attempts: SupportsIndex | None = None, backoff: tuple[SupportsFloat | SupportsIndex, SupportsFloat | SupportsIndex, SupportsFloat | SupportsIndex, SupportsFloat | SupportsIndex] | None = None) -> Store:
+    def __new__(cls, /, *, table: str | None = None, prefix: str | None = None, layout: str | None = None, endpoint_url: str | None = None, region: str | None = None, key_attribute: str | None = None, value_attribute: str | None = None, expiration_attribute: str | None = None, connect_timeout: SupportsFloat | SupportsIndex | None = None, operation_timeout: SupportsFloat | SupportsIndex | None = None, attempt_timeout: SupportsFloat | SupportsIndex | None = None, max_attempts: SupportsIndex | None = None, backoff: tuple[SupportsFloat | SupportsIndex, SupportsFloat | SupportsIndex, SupportsFloat | SupportsIndex, SupportsFloat | SupportsIndex] | None = None, clock_skew_margin: SupportsFloat | SupportsIndex | None = None, heartbeat_interval: SupportsFloat | SupportsIndex | None = None) -> Store:
         """
         Explicit settings win; Laravel's variables fill what is not given; Laravel's defaults last.
         """

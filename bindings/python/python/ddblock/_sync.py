@@ -10,7 +10,14 @@ from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import Any
 
-from ._base import LockBase, StoreBase, keys_list, lock_lost, release_failed, wait_seconds
+from ._base import (
+    LockBase,
+    StoreBase,
+    end_of_lease,
+    keys_list,
+    release_failed,
+    wait_seconds,
+)
 from ._values import Holder
 from .exceptions import DdblockError
 
@@ -124,8 +131,10 @@ class Lock(LockBase):
     """A named lock with an owner, in Laravel's ``DynamoDbLock`` format (blocking calls).
 
     ``with store.lock("orders:42", ttl=30, timeout=5): ...`` waits up to ``timeout`` (raising
-    :class:`~ddblock.LockTimeout`), runs the body, and releases with one owner-conditioned
-    DeleteItem. The body's exceptions always propagate.
+    :class:`~ddblock.LockTimeout`), runs the body while a heartbeat refreshes the lease, and
+    releases with one owner-conditioned DeleteItem. A lease lost during the body raises
+    :class:`~ddblock.LeaseLost` at the end (``lease_lost`` turns true as soon as it is seen). The
+    body's exceptions always propagate.
     """
 
     __slots__ = ()
@@ -133,7 +142,7 @@ class Lock(LockBase):
     def acquire(self, blocking: bool = True, timeout: float | None = None) -> bool:
         """Takes the lock; True when it is ours.
 
-        ``blocking=False``: one attempt (one conditional PutItem). ``blocking=True``: retries
+        ``blocking=False``: one attempt (one conditional UpdateItem). ``blocking=True``: retries
         with backoff for up to ``timeout`` seconds (None: no limit), then returns False.
         """
         return self._native.acquire(wait_seconds(blocking, timeout)).wait()
@@ -164,6 +173,7 @@ class Lock(LockBase):
 
     def __enter__(self) -> Lock:
         self._native.block(self._timeout).wait()
+        self._heartbeat = self._native.heartbeat()
         return self
 
     def __exit__(
@@ -172,6 +182,10 @@ class Lock(LockBase):
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        lost = None
+        if self._heartbeat is not None:
+            lost = self._heartbeat.stop().wait()
+            self._heartbeat = None
         try:
             released = self._native.release().wait()
         except DdblockError as err:
@@ -179,5 +193,4 @@ class Lock(LockBase):
                 raise
             release_failed(self.name, exc, err)
             return
-        if not released:
-            lock_lost(self.name)
+        end_of_lease(self.name, lost, released, exc)

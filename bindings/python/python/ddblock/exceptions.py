@@ -25,8 +25,9 @@ __all__ = [
     "DdblockError",
     "InvalidKey",
     "InvalidTtl",
-    "LockLostWarning",
+    "LeaseLost",
     "LockTimeout",
+    "OutcomeUnknown",
     "ServiceError",
     "TableNotFound",
     "Throttled",
@@ -82,6 +83,24 @@ class LockTimeout(DdblockError, TimeoutError):
     holder: Holder | None = None
 
 
+class OutcomeUnknown(DdblockError):
+    """A lock acquire's write got no answer after every retry, so whether it took effect is
+    unknown; its own write was deleted again if it had landed (the message says what the
+    clean-up found). Retrying is safe."""
+
+    #: The lock name.
+    name: str | None = None
+
+
+class LeaseLost(DdblockError):
+    """A held lock's lease ended before the work did: a refresh found it gone or another owner's,
+    or no refresh succeeded before the local lease deadline. Whatever the work did after that
+    point was not protected; compare fencing tokens to reject it at the resource."""
+
+    #: The lock name.
+    name: str | None = None
+
+
 class CodecError(DdblockError, ValueError):
     """A value cannot be encoded to, or decoded from, PHP's serialize format."""
 
@@ -115,12 +134,3 @@ class ConfigError(DdblockError, ValueError):
 
 class UnsupportedError(DdblockError):
     """The operation does not exist for a DynamoDB store (``flush``, as in Laravel)."""
-
-
-class LockLostWarning(RuntimeWarning):
-    """A ``with`` block ended but its lock was no longer ours to release.
-
-    It expired (the work took longer than the ttl) and someone else took it
-    over, or it was force-released. Not an exception: the body's outcome
-    stands, but whatever it did was not protected to the end.
-    """

@@ -1,0 +1,263 @@
+//! Clocks that disagree, across processes: one `ddblock` (or stock Laravel) process runs under
+//! Debian's `faketime` two seconds ahead of or behind the others. With the default clock-skew
+//! margin (2 s) no contender takes a lock over before its holder's lease ends by the holder's own
+//! clock; with margin 0, and with stock Laravel's `add()` (which has no margin), one does.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command as StdCommand, Stdio};
+use std::thread;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use common::{bin, on_servers, root, scratch, unique, Ctx, Server};
+use serde_json::Value;
+
+/// `ddblock ARGS`, under `faketime -f SKEW` when `skew` is given. Monotonic clocks are left alone
+/// (`DONT_FAKE_MONOTONIC`): only the wall clock, which lock expiry is judged by, is skewed.
+fn ddblock(ctx: &Ctx, skew: Option<&str>, args: &[&str]) -> StdCommand {
+    let mut c = match skew {
+        Some(s) => {
+            let mut c = StdCommand::new("faketime");
+            c.args(["-f", s]).arg(bin()).env("DONT_FAKE_MONOTONIC", "1");
+            c
+        }
+        None => StdCommand::new(bin()),
+    };
+    ctx.env(&mut c);
+    c.args(args);
+    c
+}
+
+/// Runs `ddblock --json acquire NAME --ttl TTL` (no wait): the expiry written when it acquired.
+fn try_acquire(
+    ctx: &Ctx,
+    skew: Option<&str>,
+    margin: Option<&str>,
+    name: &str,
+    ttl: u32,
+) -> Option<i64> {
+    let ttl = ttl.to_string();
+    let mut args = vec!["--json"];
+    if let Some(m) = margin {
+        args.extend(["--clock-skew-margin", m]);
+    }
+    args.extend(["acquire", name, "--ttl", &ttl]);
+    let out = ddblock(ctx, skew, &args)
+        .output()
+        .expect("run ddblock (is faketime installed? compat-tests/setup.sh)");
+    let code = out.status.code().expect("exit status");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "no JSON from ddblock acquire ({e}); stderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    match code {
+        0 => Some(v["expires_at"].as_i64().expect("expires_at")),
+        75 => None,
+        _ => panic!("ddblock acquire exited {code}: {v}"),
+    }
+}
+
+fn acquire(ctx: &Ctx, skew: Option<&str>, margin: Option<&str>, name: &str, ttl: u32) -> bool {
+    try_acquire(ctx, skew, margin, name, ttl).is_some()
+}
+
+/// The wall clock in seconds.
+fn wall() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+}
+
+const TTL: u32 = 3;
+
+/// A holder (its clock `holder_skew` seconds off) takes a `TTL`-second lock at .6 of a second;
+/// its lease ends `TTL - 1` s after it sent the write, by its own monotonic clock (a second is
+/// kept back for the whole-second expiry). The expiry is written by the holder's clock; a
+/// contender whose clock is `contender_skew` off could take over, without a margin, from the true
+/// time `expires_at + 1 - contender_skew` on (its whole-second `now` must pass the expiry); it
+/// tries 0.1 s after that, while the holder's lease still runs (for a holder behind, or a
+/// contender ahead). Returns whether the contender got the lock.
+fn early_takeover(
+    ctx: &Ctx,
+    holder_skew: i64,
+    contender_skew: i64,
+    contender: impl FnOnce(&str) -> bool,
+) -> bool {
+    let name = unique("skew");
+    let skew = |s: i64| (s != 0).then(|| format!("{s:+}s"));
+    let frac = wall().fract();
+    thread::sleep(Duration::from_secs_f64((1.6 - frac) % 1.0));
+    let sent = Instant::now();
+    let sent_wall = wall();
+    let expires_at = try_acquire(ctx, skew(holder_skew).as_deref(), None, &name, TTL)
+        .expect("the holder acquires a free lock");
+    let lease_end = sent + Duration::from_secs(u64::from(TTL) - 1);
+    let window = (expires_at + 1 - contender_skew) as f64;
+    let try_at = sent + Duration::from_secs_f64(window + 0.1 - sent_wall);
+    thread::sleep(try_at.saturating_duration_since(Instant::now()));
+    let took = contender(&name);
+    let done = Instant::now();
+    assert!(
+        done < lease_end,
+        "the contender's try ended {:?} after the holder's lease: the machine is too loaded for \
+         this test's timing",
+        done - lease_end
+    );
+    took
+}
+
+fn a_clock_two_seconds_off_does_not_cut_a_lease_short(server: Server) {
+    let ctx = Ctx::new(server);
+    // A contender two seconds ahead, default margin: held.
+    assert!(!early_takeover(&ctx, 0, 2, |name| acquire(
+        &ctx,
+        Some("+2s"),
+        None,
+        name,
+        TTL
+    )));
+    // A holder two seconds behind writes an expiry two seconds early; still held.
+    assert!(!early_takeover(&ctx, -2, 0, |name| acquire(
+        &ctx, None, None, name, TTL
+    )));
+}
+
+fn without_the_margin_a_fast_clock_takes_over_early(server: Server) {
+    // The control: the same moves with margin 0 do put two holders in, so the test above can fail.
+    let ctx = Ctx::new(server);
+    assert!(early_takeover(&ctx, 0, 2, |name| acquire(
+        &ctx,
+        Some("+2s"),
+        Some("0"),
+        name,
+        TTL
+    )));
+    assert!(early_takeover(&ctx, -2, 0, |name| acquire(
+        &ctx,
+        None,
+        Some("0"),
+        name,
+        TTL
+    )));
+}
+
+/// Stock Laravel's `add()` has no margin: a PHP worker two seconds ahead takes a ddblock lock
+/// over early. What ddblock's margin cannot fix on a shared table (docs/semantics.md).
+fn stock_laravel_two_seconds_ahead_takes_over_early(server: Server) {
+    let ctx = Ctx::new(server);
+    let mut php = StdCommand::new("faketime")
+        .args(["-f", "+2s", "php"])
+        .arg(root().join("compat-tests/php/harness.php"))
+        .env("DONT_FAKE_MONOTONIC", "1")
+        .env("DDB_ENDPOINT", &ctx.endpoint)
+        .env("DDB_TABLE", &ctx.table)
+        .env("DDB_LAYOUT", "laravel12")
+        .env("DDB_PREFIX", "app_")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("faketime php compat-tests/php/harness.php");
+    let mut stdin = php.stdin.take().unwrap();
+    let mut stdout = BufReader::new(php.stdout.take().unwrap());
+    let mut call = |cmd: Value| -> Value {
+        writeln!(stdin, "{cmd}").unwrap();
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        let v: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(v["ok"], true, "{v}");
+        v
+    };
+    let host = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64();
+    let php_now = call(serde_json::json!({"op": "now"}))["now"]
+        .as_f64()
+        .unwrap();
+    assert!(php_now - host >= 1.0, "faketime did not skew PHP's clock");
+    let took = early_takeover(&ctx, 0, 2, |name| {
+        call(serde_json::json!({"op": "lock.acquire", "name": name, "ttl": TTL}))["acquired"]
+            == true
+    });
+    drop(stdin);
+    let _ = php.wait();
+    assert!(
+        took,
+        "stock Laravel two seconds ahead did not take the lock over early"
+    );
+}
+
+/// Three `ddblock run` workers loop on one lock, one of them with its clock `skew` off, each
+/// holding it for 1.5 s of a 4 s ttl; the command records its start and end by the kernel's
+/// uptime, which faketime does not touch. Returns the number of overlapping holds.
+fn overlaps_under_load(ctx: &Ctx, skew: &str) -> usize {
+    let name = unique("load");
+    let dir = scratch();
+    let record = dir.join("holds");
+    let script = format!(
+        "s=$(cut -d' ' -f1 /proc/uptime); sleep 1.5; e=$(cut -d' ' -f1 /proc/uptime); \
+         echo \"$s $e\" >> '{}'",
+        record.display()
+    );
+    let workers: Vec<_> = (0..3)
+        .map(|w| {
+            let mut cmds = Vec::new();
+            for _ in 0..4 {
+                let skewed = (w == 0).then_some(skew);
+                cmds.push(ddblock(
+                    ctx,
+                    skewed,
+                    &[
+                        "run", &name, "--ttl", "4", "--wait", "60", "--", "sh", "-c", &script,
+                    ],
+                ));
+            }
+            thread::spawn(move || {
+                for mut c in cmds {
+                    let out = c.output().unwrap();
+                    assert!(
+                        out.status.success(),
+                        "{}",
+                        String::from_utf8_lossy(&out.stderr)
+                    );
+                }
+            })
+        })
+        .collect();
+    for w in workers {
+        w.join().unwrap();
+    }
+    let text = std::fs::read_to_string(&record).unwrap();
+    let mut holds: Vec<(f64, f64)> = text
+        .lines()
+        .map(|l| {
+            let (s, e) = l.split_once(' ').unwrap();
+            (s.parse().unwrap(), e.parse().unwrap())
+        })
+        .collect();
+    assert_eq!(holds.len(), 12, "every run held the lock once");
+    holds.sort_by(|a, b| a.0.total_cmp(&b.0));
+    holds.windows(2).filter(|w| w[1].0 < w[0].1).count()
+}
+
+fn workers_with_one_clock_two_seconds_off_never_overlap(server: Server) {
+    let ctx = Ctx::new(server);
+    let ahead = thread::scope(|s| {
+        let ahead = s.spawn(|| overlaps_under_load(&ctx, "+2s"));
+        let behind = overlaps_under_load(&ctx, "-2s");
+        assert_eq!(behind, 0, "a worker 2 s behind overlapped another");
+        ahead.join().unwrap()
+    });
+    assert_eq!(ahead, 0, "a worker 2 s ahead overlapped another");
+}
+
+on_servers!(
+    sync a_clock_two_seconds_off_does_not_cut_a_lease_short,
+    without_the_margin_a_fast_clock_takes_over_early,
+    stock_laravel_two_seconds_ahead_takes_over_early,
+    workers_with_one_clock_two_seconds_off_never_overlap,
+);

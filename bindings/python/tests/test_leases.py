@@ -1,0 +1,88 @@
+"""Leases through the Python binding (issue 11): only an attempt's own write is recovered,
+unknown outcomes are cleaned up, a cancelled task leaves no lock, the ``with`` block keeps the
+lease with a heartbeat and says when it was lost, and fencing tokens grow."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+import ddblock
+from conftest import FaultProxy, Raw
+
+
+def through(proxy: FaultProxy, table: str) -> ddblock.Store:
+    return ddblock.Store(table, endpoint_url=proxy.url, max_attempts=2, attempt_timeout=0.4)
+
+
+def test_another_handle_with_the_same_owner_is_refused(store: ddblock.Store) -> None:
+    first = store.lock("orders", 30)
+    assert first.acquire(blocking=False)
+    twin = store.restore_lock("orders", first.owner)
+    assert not twin.acquire(blocking=False), "as Laravel: a second holder is refused"
+    assert twin.release(), "but the owner can still release it (restoreLock)"
+
+
+def test_an_unknown_outcome_is_cleaned_up(proxy: FaultProxy, table: str, raw: Raw) -> None:
+    proxy.faults(drop_response_rate=1.0, drop_ops=["UpdateItem"])
+    lock = through(proxy, table).lock("orders", 3600)
+    with pytest.raises(ddblock.OutcomeUnknown) as info:
+        lock.acquire(blocking=False)
+    assert info.value.kind == "outcome_unknown"
+    assert "clean-up" in str(info.value) and lock.owner not in str(info.value)
+    assert raw.get("orders") is None, "its own write was deleted again"
+
+
+def test_a_cancelled_task_leaves_no_lock(proxy: FaultProxy, table: str, raw: Raw) -> None:
+    proxy.faults(delay_response_ms=300, delay_response_ops=["UpdateItem"])
+    aio = through(proxy, table).aio
+
+    async def main() -> None:
+        lock = aio.lock("orders", 3600)
+        task = asyncio.create_task(lock.acquire(blocking=False))
+        await asyncio.sleep(0.15)  # the write has been sent; its answer is delayed
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    deadline = time.monotonic() + 5
+    while raw.get("orders") is not None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert raw.get("orders") is None, "the cancelled acquire cleaned up after itself"
+
+
+def test_with_keeps_the_lease_past_its_ttl(store: ddblock.Store, endpoint: str) -> None:
+    beating = ddblock.Store(store.table, endpoint_url=endpoint, heartbeat_interval=0.4)
+    with beating.lock("long", 2, timeout=5) as lock:
+        time.sleep(3.0)
+        assert not lock.lease_lost
+        assert lock.owned(), "still ours past the ttl"
+        remaining = lock.remaining()
+        assert remaining is not None and remaining > 0
+    assert not beating.lock("long").locked()
+
+
+def test_lease_lost_is_seen_during_the_body(store: ddblock.Store, endpoint: str) -> None:
+    beating = ddblock.Store(store.table, endpoint_url=endpoint, heartbeat_interval=0.2)
+    lock = beating.lock("job", 30, timeout=5)
+    with pytest.raises(ddblock.LeaseLost), lock:
+        store.lock("job").force_release()
+        deadline = time.monotonic() + 3
+        while not lock.lease_lost and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert lock.lease_lost, "the flag turns as soon as the heartbeat sees it"
+
+
+def test_fences_grow(store: ddblock.Store) -> None:
+    a = store.lock("f", 30)
+    assert a.fence is None
+    assert a.acquire(blocking=False)
+    first = a.fence
+    assert first is not None
+    assert a.release()
+    b = store.lock("f", 30)
+    assert b.acquire(blocking=False)
+    assert b.fence is not None and b.fence > first

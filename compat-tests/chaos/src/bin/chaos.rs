@@ -1,0 +1,638 @@
+//! `chaos [--profile short|long] [--out DIR]`: the chaos run. Starts its own dynalite (data on
+//! disk, so it survives the restart mid-run) behind the fault proxy with every fault on at once,
+//! runs workers in Rust, Python, Node and PHP (the ddblock/laravel driver) on shared keys and
+//! stock Laravel workers on their own keys (the control group), some under `faketime` with their
+//! clock 2 s ahead or behind, restarts the server once, then judges the run with the checker
+//! from the proxy's journal of committed writes. Prints the table of figures; exits 1 when a
+//! ddblock guarantee was broken. Stops every process it started, whatever happens.
+
+use std::collections::HashMap;
+use std::fs;
+use std::net::TcpListener;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitCode, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use ddblock::aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
+use ddblock::aws_sdk_dynamodb::Client;
+use ddblock::{CreateTableOptions, Store, StoreConfig};
+use ddblock_chaos::checker::{check, Cycle, GroupReport, Keys, LockKey, Report};
+use ddblock_chaos::guarded::resource_key;
+use ddblock_chaos::profile::{env, Profile};
+use ddblock_fault_proxy::{FaultConfig, ProxyConfig};
+use ddblock_test_support::repo_root;
+
+const PREFIX: &str = "chaos_";
+
+/// Children in their own process groups, killed (the whole group) when dropped.
+struct Group(Vec<(String, Child)>);
+
+impl Group {
+    fn spawn(&mut self, label: &str, mut cmd: Command) -> std::io::Result<()> {
+        let child = cmd.process_group(0).spawn()?;
+        self.0.push((label.to_owned(), child));
+        Ok(())
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        for (_, c) in &mut self.0 {
+            kill_group(c);
+        }
+    }
+}
+
+fn kill_group(c: &mut Child) {
+    // The child leads its own process group (`process_group(0)`): `kill -s KILL -- -PGID`.
+    let _ = Command::new("kill")
+        .args(["-s", "KILL", "--", &format!("-{}", c.id())])
+        .stderr(Stdio::null())
+        .status();
+    let _ = c.wait();
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+fn wait_for_port(port: u16, within: Duration) -> bool {
+    let end = Instant::now() + within;
+    while Instant::now() < end {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
+}
+
+fn dynalite(root: &Path, port: u16, data: &Path, log: &Path) -> Command {
+    let mut c = Command::new("node");
+    c.arg(root.join("compat-tests/node_modules/dynalite/cli.js"))
+        .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+        .arg("--path")
+        .arg(data)
+        .args([
+            "--createTableMs",
+            "0",
+            "--deleteTableMs",
+            "0",
+            "--updateTableMs",
+            "0",
+        ])
+        .stdout(Stdio::null())
+        .stderr(fs::File::create(log).expect("dynalite log"));
+    c
+}
+
+fn client(endpoint: &str) -> Client {
+    let conf = ddblock::aws_sdk_dynamodb::Config::builder()
+        .behavior_version(BehaviorVersion::latest())
+        .region(Region::new("us-east-1"))
+        .credentials_provider(Credentials::new("test", "test", None, None, "chaos"))
+        .endpoint_url(endpoint)
+        .build();
+    Client::from_conf(conf)
+}
+
+fn now_secs() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+struct Args {
+    profile: Profile,
+    out: PathBuf,
+    /// Worker languages to run (default: all).
+    only: Option<Vec<String>>,
+}
+
+fn args() -> Result<Args, String> {
+    let mut profile = Profile::short();
+    let mut out = repo_root().join("compat-tests/.run/chaos");
+    let mut only = None;
+    let mut it = std::env::args().skip(1);
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--profile" => {
+                let name = it.next().ok_or("--profile needs short or long")?;
+                profile = Profile::by_name(&name)
+                    .ok_or(format!("unknown profile {name:?}: short or long"))?;
+            }
+            "--out" => out = PathBuf::from(it.next().ok_or("--out needs a directory")?),
+            "--only" => {
+                let langs = it
+                    .next()
+                    .ok_or("--only needs languages, e.g. rust,python")?;
+                only = Some(langs.split(',').map(str::to_owned).collect());
+            }
+            "-h" | "--help" => {
+                return Err("usage: chaos [--profile short|long] [--out DIR] \
+                            [--only rust,python,node,php,laravel]"
+                    .into());
+            }
+            other => return Err(format!("unknown argument {other:?}; try --help")),
+        }
+    }
+    Ok(Args { profile, out, only })
+}
+
+/// One worker process: language, id, the command.
+struct WorkerSpec {
+    lang: &'static str,
+    id: String,
+    cmd: Command,
+}
+
+fn worker_commands(
+    root: &Path,
+    p: &Profile,
+    endpoint: &str,
+    table: &str,
+    out: &Path,
+) -> Vec<WorkerSpec> {
+    let exe_dir = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(Path::to_path_buf))
+        .expect("the chaos binary's directory");
+    let names = |prefix: &str, n: usize| (0..n).map(|i| format!("{prefix}{i}")).collect::<Vec<_>>();
+    let keys = names("k", p.keys).join(",");
+    let control_keys = names("c", p.control_keys).join(",");
+    let python = root.join("bindings/python/.venv/bin/python");
+    let chaos_dir = root.join("compat-tests/chaos/workers");
+    let mut specs = Vec::new();
+    let mut skews = p.skews.clone();
+    let mut n = 0u64;
+    let mut make = |lang: &'static str, program: Command, keys: &str, control: bool| {
+        n += 1;
+        let id = format!("{lang}-{n}");
+        // Skewed clocks go to the first ddblock worker of each language the profile names.
+        let skew = match skews.iter().position(|(l, _)| *l == lang) {
+            Some(i) if !control => Some(skews.remove(i).1),
+            _ => None,
+        };
+        let mut cmd = match skew {
+            Some(s) => {
+                let mut c = Command::new("faketime");
+                c.args(["-f", s])
+                    .arg(program.get_program())
+                    .args(program.get_args())
+                    .env("DONT_FAKE_MONOTONIC", "1");
+                c
+            }
+            None => program,
+        };
+        cmd.env(env::ENDPOINT, endpoint)
+            .env(env::TABLE, table)
+            .env(env::PREFIX, PREFIX)
+            .env(env::KEYS, keys)
+            .env(env::ACQUISITIONS, p.acquisitions.to_string())
+            .env(env::TTL, p.ttl_secs.to_string())
+            .env(env::WORK_MS, p.work.as_millis().to_string())
+            .env(env::WAIT_MS, p.wait.as_millis().to_string())
+            .env(env::MARGIN, p.margin_secs.to_string())
+            .env(env::DURATION_MS, p.max_duration.as_millis().to_string())
+            .env(env::WORKER, &id)
+            .env(env::OUT, out.join(format!("{id}.jsonl")))
+            .env(env::SEED, (p.seed * 1000 + n).to_string())
+            .env("AWS_ACCESS_KEY_ID", "test")
+            .env("AWS_SECRET_ACCESS_KEY", "test")
+            .env("AWS_DEFAULT_REGION", "us-east-1")
+            .stdout(Stdio::null())
+            .stderr(fs::File::create(out.join(format!("{id}.stderr"))).expect("stderr file"));
+        let label = match skew {
+            Some(s) => format!("{id} (clock {s})"),
+            None => id.clone(),
+        };
+        specs.push(WorkerSpec {
+            lang,
+            id: label,
+            cmd,
+        });
+    };
+    for _ in 0..p.workers_per_lang {
+        make(
+            "rust",
+            Command::new(exe_dir.join("chaos-worker")),
+            &keys,
+            false,
+        );
+        let mut py = Command::new(&python);
+        py.arg(chaos_dir.join("worker.py"));
+        make("python", py, &keys, false);
+        let mut node = Command::new("node");
+        node.arg(chaos_dir.join("worker.mjs"));
+        make("node", node, &keys, false);
+        let mut php = Command::new("php");
+        php.arg(chaos_dir.join("worker.php"))
+            .env("CHAOS_DRIVER", "ddblock");
+        make("php", php, &keys, false);
+    }
+    for _ in 0..p.control_workers {
+        let mut php = Command::new("php");
+        php.arg(chaos_dir.join("worker.php"))
+            .env("CHAOS_DRIVER", "laravel");
+        make("laravel", php, &control_keys, true);
+    }
+    specs
+}
+
+fn print_report(p: &Profile, r: &Report, elapsed: Duration, workers: &[String]) {
+    println!(
+        "chaos run `{}`: {} workers ({}), {:.0} s, {} journal entries",
+        p.name,
+        workers.len(),
+        workers.join(", "),
+        elapsed.as_secs_f64(),
+        r.journal_entries
+    );
+    println!(
+        "faults: {:.0}% lost responses, {:.0}% dropped requests, {:.0}% throttled, {:.0}% 500s, \
+         {:.0}% resets, latency spikes up to {} ms, reads up to {} ms stale, server restart: {}, \
+         clocks: {:?} (margin {} s)",
+        p.lost_responses * 100.0,
+        p.dropped_requests * 100.0,
+        p.throttling * 100.0,
+        p.errors_500 * 100.0,
+        p.resets * 100.0,
+        p.latency_jitter_ms,
+        p.stale_ms,
+        p.restart_after
+            .map_or("no".into(), |d| format!("after {} s", d.as_secs())),
+        p.skews,
+        p.margin_secs
+    );
+    println!();
+    println!("| | ddblock (Rust, Python, Node, PHP driver) | stock Laravel (control) |");
+    println!("| --- | --- | --- |");
+    type Row = (&'static str, fn(&GroupReport) -> u64);
+    let rows: [Row; 18] = [
+        ("acquisitions committed", |g| g.acquisitions),
+        ("  reported by their worker", |g| g.acquisitions_learned),
+        ("  outcome unknown to the worker, cleaned up", |g| {
+            g.unlearned_cleaned
+        }),
+        ("  outcome unknown to the worker, left to expire", |g| {
+            g.unlearned_left
+        }),
+        ("**overlapping holders**", |g| g.overlaps),
+        ("guarded writes accepted", |g| g.writes_accepted),
+        (
+            "guarded writes refused by the fence (writer no longer held the lock)",
+            |g| g.writes_refused,
+        ),
+        (
+            "guarded writes refused by the fence (from the holder: token regression)",
+            |g| g.writes_refused_holder,
+        ),
+        ("**stale-token writes accepted**", |g| {
+            g.stale_token_accepted
+        }),
+        ("**writes accepted from a non-holder**", |g| {
+            g.writes_by_non_holder
+        }),
+        (
+            "**fencing tokens not above the previous, item kept**",
+            |g| g.fence_regressions_in_item,
+        ),
+        (
+            "fencing tokens not above the previous, after a release (clock skew)",
+            |g| g.fence_regressions_after_delete,
+        ),
+        (
+            "releases answered \"not yours\" (a resend after a lost answer, or a lease run out)",
+            |g| g.releases_not_own,
+        ),
+        (
+            "**locks left in place by a release that reported success**",
+            |g| g.expired_unreleased,
+        ),
+        (
+            "locks left to expire after the release found them \"not yours\" (Laravel: stuck; ddblock: lease ran out first)",
+            |g| g.expired_release_refused,
+        ),
+        (
+            "locks left to expire after an error their worker saw",
+            |g| g.expired_unreleased_explained,
+        ),
+        (
+            "locks held at the end after an error their worker saw",
+            |g| g.held_at_end_explained,
+        ),
+        ("**locks held at the end, unexplained**", |g| g.held_at_end),
+    ];
+    for (label, f) in rows {
+        println!("| {label} | {} | {} |", f(&r.ddblock), f(&r.control));
+    }
+    println!(
+        "| writes that committed but whose answer was lost | {} (all keys) | |",
+        r.committed_unanswered
+    );
+    println!();
+    println!("| worker language | cycles | acquired | errors seen (operation: kind × count) |");
+    println!("| --- | --- | --- | --- |");
+    for (lang, (cycles, acquired)) in &r.cycles {
+        let errors = r
+            .errors
+            .get(lang)
+            .map(|m| {
+                m.iter()
+                    .map(|(k, n)| format!("{k} × {n}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
+            .unwrap_or_default();
+        println!("| {lang} | {cycles} | {acquired} | {errors} |");
+    }
+}
+
+fn main() -> ExitCode {
+    let args = match args() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let limit = args.profile.max_duration + Duration::from_secs(300);
+    let outcome = rt.block_on(async {
+        // A signal or the time limit drops `run`, whose process groups kill every child.
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .map_err(|e| e.to_string())?;
+        tokio::select! {
+            r = tokio::time::timeout(limit, run(args)) => {
+                r.map_err(|_| format!("the run took longer than {} s: stopped", limit.as_secs()))?
+            }
+            _ = tokio::signal::ctrl_c() => Err("interrupted".to_owned()),
+            _ = term.recv() => Err("terminated".to_owned()),
+        }
+    });
+    match outcome {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
+        Err(e) => {
+            eprintln!("chaos: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+async fn run(args: Args) -> Result<bool, String> {
+    let p = args.profile;
+    let root = repo_root();
+    let out = args.out.clone();
+    let _ = fs::remove_dir_all(&out);
+    fs::create_dir_all(out.join("records")).map_err(|e| format!("{}: {e}", out.display()))?;
+    let records = out.join("records");
+    let mut servers = Group(Vec::new());
+
+    // The server: dynalite with its data on disk, so a restart keeps the table and the items.
+    let port = free_port();
+    let data = out.join("dynalite-data");
+    servers
+        .spawn(
+            "dynalite",
+            dynalite(&root, port, &data, &out.join("dynalite.log")),
+        )
+        .map_err(|e| format!("cannot start dynalite (run compat-tests/setup.sh): {e}"))?;
+    if !wait_for_port(port, Duration::from_secs(30)) {
+        return Err("dynalite did not start".into());
+    }
+    let upstream = format!("http://127.0.0.1:{port}");
+    let table = "chaos";
+    let direct = Store::with_client(
+        client(&upstream),
+        StoreConfig::builder()
+            .table(table)
+            .endpoint(&upstream)
+            .build()
+            .map_err(|e| e.to_string())?,
+    );
+    direct
+        .create_table(&CreateTableOptions::default())
+        .await
+        .map_err(|e| format!("create table: {e}"))?;
+
+    let faults = FaultConfig {
+        seed: p.seed,
+        journal: true,
+        drop_response_rate: p.lost_responses,
+        throttle_rate: p.throttling,
+        error_500_rate: p.errors_500,
+        drop_request_rate: p.dropped_requests,
+        reset_response_rate: p.resets,
+        latency_jitter_ms: p.latency_jitter_ms,
+        stale_ms: p.stale_ms,
+        stale_probability: 0.5,
+        ..FaultConfig::default()
+    };
+    let proxy = ddblock_fault_proxy::start(ProxyConfig {
+        upstream: upstream.clone(),
+        listen: "127.0.0.1:0".into(),
+        faults,
+    })
+    .await
+    .map_err(|e| format!("fault proxy: {e}"))?;
+
+    let mut specs = worker_commands(&root, &p, &proxy.url(), table, &records);
+    if let Some(only) = &args.only {
+        specs.retain(|s| only.iter().any(|l| l == s.lang));
+    }
+    let labels: Vec<String> = specs.iter().map(|s| s.id.clone()).collect();
+    let mut workers = Group(Vec::new());
+    let started = Instant::now();
+    eprintln!(
+        "[chaos] profile {}: {} workers through the fault proxy at {} (server {upstream}); records in {}",
+        p.name,
+        specs.len(),
+        proxy.url(),
+        records.display()
+    );
+    for s in specs {
+        let lang = s.lang;
+        workers
+            .spawn(&s.id, s.cmd)
+            .map_err(|e| format!("cannot start the {lang} worker {}: {e}", s.id))?;
+    }
+
+    // The restart, while the workers run.
+    let mut restarted = false;
+    let deadline = started + p.max_duration + Duration::from_secs(30);
+    let mut exits: HashMap<String, Option<i32>> = HashMap::new();
+    loop {
+        if let Some(after) = p.restart_after {
+            if !restarted && started.elapsed() >= after {
+                restarted = true;
+                eprintln!(
+                    "[chaos] restarting the server ({} ms down)",
+                    p.restart_downtime.as_millis()
+                );
+                if let Some((_, mut c)) = servers.0.pop() {
+                    kill_group(&mut c);
+                }
+                tokio::time::sleep(p.restart_downtime).await;
+                servers
+                    .spawn(
+                        "dynalite",
+                        dynalite(&root, port, &data, &out.join("dynalite-2.log")),
+                    )
+                    .map_err(|e| format!("cannot restart dynalite: {e}"))?;
+                if !wait_for_port(port, Duration::from_secs(30)) {
+                    return Err("dynalite did not come back after the restart".into());
+                }
+            }
+        }
+        for (label, c) in &mut workers.0 {
+            if !exits.contains_key(label.as_str()) {
+                if let Ok(Some(status)) = c.try_wait() {
+                    exits.insert(label.clone(), status.code());
+                }
+            }
+        }
+        if exits.len() == workers.0.len() || Instant::now() > deadline {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let elapsed = started.elapsed();
+    eprintln!(
+        "[chaos] {} of {} workers finished in {:.0} s; checking",
+        exits.len(),
+        workers.0.len(),
+        elapsed.as_secs_f64()
+    );
+    drop(workers); // kills stragglers
+    proxy
+        .set_config(FaultConfig::default())
+        .map_err(|e| e.to_string())?;
+    let journal = proxy.journal();
+
+    // What the workers said.
+    let mut cycles: Vec<Cycle> = Vec::new();
+    for entry in fs::read_dir(&records).map_err(|e| e.to_string())? {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        if path.extension().is_some_and(|e| e == "jsonl") {
+            let text = fs::read_to_string(&path).map_err(|e| e.to_string())?;
+            for line in text.lines().filter(|l| !l.trim().is_empty()) {
+                cycles.push(
+                    serde_json::from_str(line)
+                        .map_err(|e| format!("{}: bad record {line:?}: {e}", path.display()))?,
+                );
+            }
+        }
+    }
+    // A worker that did not exit 0 (a panic, an uncaught exception) is an untyped failure.
+    for (label, code) in &exits {
+        if *code != Some(0) {
+            let lang = label.split('-').next().unwrap_or("?").to_owned();
+            let stderr = fs::read_to_string(records.join(format!(
+                "{}.stderr",
+                label.split(' ').next().unwrap_or(label)
+            )))
+            .unwrap_or_default();
+            let tail: String = stderr.lines().rev().take(3).collect::<Vec<_>>().join(" / ");
+            cycles.push(Cycle {
+                lang,
+                worker: label.clone(),
+                untyped: vec![format!("{label} exited {code:?}: {tail}")],
+                ..Cycle::default()
+            });
+        }
+    }
+    for label in &labels {
+        if !exits.contains_key(label) {
+            cycles.push(Cycle {
+                lang: label.split('-').next().unwrap_or("?").to_owned(),
+                worker: label.clone(),
+                untyped: vec![format!(
+                    "{label} did not finish within the run's time limit"
+                )],
+                ..Cycle::default()
+            });
+        }
+    }
+
+    // What the table holds at the end (straight from the server, consistent).
+    let mut end_items = HashMap::new();
+    let raw = client(&upstream);
+    let scan = raw
+        .scan()
+        .table_name(table)
+        .consistent_read(true)
+        .send()
+        .await
+        .map_err(|e| format!("final scan: {e}"))?;
+    for item in scan.items() {
+        let key = item.get("key").and_then(|v| v.as_s().ok()).cloned();
+        let exp = item
+            .get("expires_at")
+            .and_then(|v| v.as_n().ok())
+            .and_then(|n| n.parse::<i64>().ok());
+        if let (Some(k), Some(e)) = (key, exp) {
+            end_items.insert(k, e);
+        }
+    }
+    let end_now = now_secs();
+
+    let mut locks = std::collections::BTreeMap::new();
+    let mut resources = std::collections::BTreeMap::new();
+    for (prefix, n, control) in [("k", p.keys, false), ("c", p.control_keys, true)] {
+        for i in 0..n {
+            let name = format!("{prefix}{i}");
+            locks.insert(
+                name.clone(),
+                LockKey {
+                    key: format!("{PREFIX}{name}"),
+                    control,
+                },
+            );
+            resources.insert(name.clone(), resource_key(&name));
+        }
+    }
+    let keys = Keys {
+        locks,
+        resources,
+        value_attribute: "value".into(),
+        expiration_attribute: "expires_at".into(),
+    };
+    let report = check(&keys, &journal, &cycles, &end_items, end_now);
+    fs::write(
+        out.join("journal.json"),
+        serde_json::to_vec(&journal).unwrap_or_default(),
+    )
+    .map_err(|e| e.to_string())?;
+    fs::write(
+        out.join("report.json"),
+        serde_json::to_vec_pretty(&report).unwrap_or_default(),
+    )
+    .map_err(|e| e.to_string())?;
+    print_report(&p, &report, elapsed, &labels);
+    proxy.shutdown().await;
+    drop(servers);
+    let violations = report.violations();
+    if violations.is_empty() {
+        println!(
+            "\nverdict: no guarantee broken ({}).",
+            out.join("report.json").display()
+        );
+        Ok(true)
+    } else {
+        println!("\nverdict: BROKEN");
+        for v in &violations {
+            println!("  - {v}");
+        }
+        Ok(false)
+    }
+}

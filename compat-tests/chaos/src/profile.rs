@@ -1,0 +1,139 @@
+//! Run profiles and the environment every worker (in any language) reads.
+
+use std::time::Duration;
+
+/// What one run does.
+#[derive(Debug, Clone)]
+pub struct Profile {
+    /// Profile name (`short`, `long`).
+    pub name: &'static str,
+    /// Workers per language among Rust, Python, Node and PHP (the driver).
+    pub workers_per_lang: usize,
+    /// Stock Laravel workers (the control group, on their own keys).
+    pub control_workers: usize,
+    /// Acquisitions each worker aims for.
+    pub acquisitions: usize,
+    /// Lock names shared by ddblock's workers.
+    pub keys: usize,
+    /// Lock names of the control group.
+    pub control_keys: usize,
+    /// Lock ttl in seconds.
+    pub ttl_secs: u64,
+    /// Time held per acquisition, between the two guarded writes.
+    pub work: Duration,
+    /// How long a worker waits for a lock per cycle.
+    pub wait: Duration,
+    /// The clock-skew margin every ddblock worker uses (at least the largest disagreement
+    /// between two workers' clocks: +2 s and -2 s disagree by 4 s).
+    pub margin_secs: u64,
+    /// Clock offsets given to some workers with `faketime`: (language, offset), one worker
+    /// each. Not Python: under libfaketime CPython's `time.sleep` fails with EINVAL.
+    pub skews: Vec<(&'static str, &'static str)>,
+    /// Restart the server this long after the start (dynalite keeps its data on disk).
+    pub restart_after: Option<Duration>,
+    /// How long the server stays down.
+    pub restart_downtime: Duration,
+    /// Upper bound of the whole run; workers stop by then.
+    pub max_duration: Duration,
+    /// Fault rates.
+    pub lost_responses: f64,
+    /// Requests dropped before they reach the server.
+    pub dropped_requests: f64,
+    /// Throttled requests.
+    pub throttling: f64,
+    /// 500s.
+    pub errors_500: f64,
+    /// Connections reset after the write landed.
+    pub resets: f64,
+    /// Latency spikes: up to this much extra, on every request.
+    pub latency_jitter_ms: u64,
+    /// Eventually consistent reads up to this stale.
+    pub stale_ms: u64,
+    /// Seed of the proxy's fault choices and the workers' key choices.
+    pub seed: u64,
+}
+
+impl Profile {
+    /// A few minutes at most: CI's profile.
+    pub fn short() -> Profile {
+        Profile {
+            name: "short",
+            workers_per_lang: 2,
+            control_workers: 2,
+            acquisitions: 25,
+            keys: 3,
+            control_keys: 2,
+            ttl_secs: 6,
+            work: Duration::from_millis(30),
+            wait: Duration::from_secs(20),
+            margin_secs: 4,
+            skews: vec![("rust", "+2s"), ("node", "-2s"), ("php", "+2s")],
+            restart_after: Some(Duration::from_secs(8)),
+            restart_downtime: Duration::from_millis(1500),
+            max_duration: Duration::from_secs(240),
+            lost_responses: 0.1,
+            dropped_requests: 0.03,
+            throttling: 0.1,
+            errors_500: 0.03,
+            resets: 0.02,
+            latency_jitter_ms: 150,
+            stale_ms: 1000,
+            seed: 1,
+        }
+    }
+
+    /// The documented run: 16 workers (4 per language) × 1,000 acquisitions.
+    pub fn long() -> Profile {
+        Profile {
+            name: "long",
+            workers_per_lang: 4,
+            control_workers: 4,
+            acquisitions: 1000,
+            // Enough keys that 16 workers contend without queueing for an hour.
+            keys: 16,
+            control_keys: 4,
+            max_duration: Duration::from_secs(3600),
+            restart_after: Some(Duration::from_secs(120)),
+            ..Profile::short()
+        }
+    }
+
+    /// The named profile.
+    pub fn by_name(name: &str) -> Option<Profile> {
+        match name {
+            "short" => Some(Profile::short()),
+            "long" => Some(Profile::long()),
+            _ => None,
+        }
+    }
+}
+
+/// Environment variables every worker reads (see `compat-tests/chaos/README.md`).
+pub mod env {
+    /// The endpoint (the fault proxy).
+    pub const ENDPOINT: &str = "CHAOS_ENDPOINT";
+    /// The table.
+    pub const TABLE: &str = "CHAOS_TABLE";
+    /// The cache prefix (layout laravel12).
+    pub const PREFIX: &str = "CHAOS_PREFIX";
+    /// Comma-separated lock names.
+    pub const KEYS: &str = "CHAOS_KEYS";
+    /// Acquisitions to aim for.
+    pub const ACQUISITIONS: &str = "CHAOS_ACQUISITIONS";
+    /// Lock ttl, seconds.
+    pub const TTL: &str = "CHAOS_TTL";
+    /// Work per acquisition, ms.
+    pub const WORK_MS: &str = "CHAOS_WORK_MS";
+    /// Wait per cycle, ms.
+    pub const WAIT_MS: &str = "CHAOS_WAIT_MS";
+    /// Clock-skew margin, seconds.
+    pub const MARGIN: &str = "CHAOS_MARGIN";
+    /// Stop after this many ms (by the monotonic clock).
+    pub const DURATION_MS: &str = "CHAOS_DURATION_MS";
+    /// Worker id.
+    pub const WORKER: &str = "CHAOS_WORKER";
+    /// JSON-lines record file (appended).
+    pub const OUT: &str = "CHAOS_OUT";
+    /// Seed of the key choices.
+    pub const SEED: &str = "CHAOS_SEED";
+}

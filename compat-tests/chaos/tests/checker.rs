@@ -1,0 +1,245 @@
+//! The checker can fail: hand-made journals with an overlap, a stale-token write, a write by a
+//! non-holder, an unlearned acquisition and a stuck lock are each reported; a clean journal is not.
+
+use std::collections::{BTreeMap, HashMap};
+
+use ddblock_chaos::checker::{check, Cycle, Keys, LockKey};
+use serde_json::{json, Value};
+
+fn keys() -> Keys {
+    let mut locks = BTreeMap::new();
+    locks.insert(
+        "k0".to_owned(),
+        LockKey {
+            key: "chaos_k0".into(),
+            control: false,
+        },
+    );
+    let mut resources = BTreeMap::new();
+    resources.insert("k0".to_owned(), "res_k0".to_owned());
+    Keys {
+        locks,
+        resources,
+        value_attribute: "value".into(),
+        expiration_attribute: "expires_at".into(),
+    }
+}
+
+/// Seconds → the journal's microseconds.
+fn us(t: f64) -> i64 {
+    (t * 1e6) as i64
+}
+
+fn entry(t: f64, op: &str, request: Value, status: u16, response: Value) -> Value {
+    json!({"seq": 0, "wall_us": us(t), "op": op, "request": request, "status": status,
+           "response": response, "delivery": "answered"})
+}
+
+fn acquire(t: f64, owner: &str, attempt: &str, expires_at: i64, fence: u64) -> Value {
+    entry(
+        t,
+        "UpdateItem",
+        json!({
+            "TableName": "chaos", "Key": {"key": {"S": "chaos_k0"}},
+            "UpdateExpression": "SET #value = :owner, #expires_at = :expires_at, #attempt = :attempt, #fence = if_not_exists(#fence, :fence_base) + :one",
+            "ConditionExpression": "attribute_not_exists(#key) OR #expires_at < :now",
+            "ExpressionAttributeValues": {
+                ":owner": {"S": format!("s:{}:\"{owner}\";", owner.len())},
+                ":expires_at": {"N": expires_at.to_string()},
+                ":attempt": {"S": attempt},
+            }
+        }),
+        200,
+        json!({"Attributes": {"ddblock_fence": {"N": fence.to_string()}}}),
+    )
+}
+
+fn release(t: f64, owner: &str) -> Value {
+    entry(
+        t,
+        "DeleteItem",
+        json!({"TableName": "chaos", "Key": {"key": {"S": "chaos_k0"}},
+               "ConditionExpression": "#value = :owner",
+               "ExpressionAttributeValues": {":owner": {"S": format!("s:{}:\"{owner}\";", owner.len())}}}),
+        200,
+        json!({}),
+    )
+}
+
+fn clean_up(t: f64, owner: &str, attempt: &str) -> Value {
+    entry(
+        t,
+        "DeleteItem",
+        json!({"TableName": "chaos", "Key": {"key": {"S": "chaos_k0"}},
+               "ConditionExpression": "#value = :owner AND #attempt = :attempt",
+               "ExpressionAttributeValues": {
+                   ":owner": {"S": format!("s:{}:\"{owner}\";", owner.len())},
+                   ":attempt": {"S": attempt}}}),
+        200,
+        json!({}),
+    )
+}
+
+fn write(t: f64, owner: &str, fence: u64, status: u16) -> Value {
+    let response = if status == 200 {
+        json!({})
+    } else {
+        json!({"__type": "com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException"})
+    };
+    entry(
+        t,
+        "UpdateItem",
+        json!({"TableName": "chaos", "Key": {"key": {"S": "res_k0"}},
+               "UpdateExpression": "SET #fence = :fence, #owner = :owner",
+               "ConditionExpression": "attribute_not_exists(#fence) OR #fence <= :fence",
+               "ExpressionAttributeValues": {":fence": {"N": fence.to_string()}, ":owner": {"S": owner}}}),
+        status,
+        response,
+    )
+}
+
+fn cycle(owner: &str, acquire: &str, release: Option<&str>) -> Cycle {
+    Cycle {
+        lang: "rust".into(),
+        worker: "rust-1".into(),
+        name: "k0".into(),
+        owner: owner.into(),
+        acquire: acquire.into(),
+        release: release.map(str::to_owned),
+        ..Cycle::default()
+    }
+}
+
+#[test]
+fn a_clean_history_breaks_nothing() {
+    let journal = vec![
+        acquire(100.0, "AAAA", "a1", 106, 10),
+        write(100.1, "AAAA", 10, 200),
+        write(100.2, "AAAA", 10, 200),
+        release(100.3, "AAAA"),
+        acquire(100.4, "BBBB", "b1", 106, 20),
+        write(100.5, "BBBB", 20, 200),
+        release(100.6, "BBBB"),
+        // A lease that ran out: C takes over once A2's item has expired.
+        acquire(101.0, "CCCC", "c1", 103, 30),
+        acquire(104.5, "DDDD", "d1", 110, 31),
+        release(104.6, "DDDD"),
+    ];
+    let cycles = vec![
+        cycle("AAAA", "acquired", Some("released")),
+        cycle("BBBB", "acquired", Some("released")),
+        cycle("CCCC", "acquired", Some("not_held")),
+        cycle("DDDD", "acquired", Some("released")),
+    ];
+    let r = check(&keys(), &journal, &cycles, &HashMap::new(), 200);
+    assert_eq!(r.ddblock.acquisitions, 4);
+    assert_eq!(r.ddblock.acquisitions_learned, 4);
+    assert_eq!(r.ddblock.writes_accepted, 3);
+    assert_eq!(r.ddblock.releases_not_own, 1);
+    assert!(r.violations().is_empty(), "{:?}", r.violations());
+}
+
+#[test]
+fn an_overlap_is_reported() {
+    // B takes the lock at 102 while A's item lives until 106: two holders.
+    let journal = vec![
+        acquire(100.0, "AAAAaaaaAAAAaaaa", "a1", 106, 10),
+        acquire(102.0, "BBBBbbbbBBBBbbbb", "b1", 108, 11),
+        release(102.5, "BBBBbbbbBBBBbbbb"),
+    ];
+    let cycles = vec![
+        cycle("AAAAaaaaAAAAaaaa", "acquired", Some("not_held")),
+        cycle("BBBBbbbbBBBBbbbb", "acquired", Some("released")),
+    ];
+    let r = check(&keys(), &journal, &cycles, &HashMap::new(), 200);
+    assert_eq!(r.ddblock.overlaps, 1);
+    assert!(r.ddblock.overlap_examples[0].contains("k0"));
+    assert!(
+        !r.ddblock.overlap_examples[0].contains("AAAAaaaaAAAAaaaa"),
+        "owners are never shown whole"
+    );
+    assert_eq!(r.violations().len(), 1, "{:?}", r.violations());
+}
+
+#[test]
+fn a_stale_token_accepted_and_a_write_by_a_non_holder_are_reported() {
+    let journal = vec![
+        acquire(100.0, "AAAA", "a1", 103, 10),
+        acquire(104.0, "BBBB", "b1", 110, 11),
+        write(104.1, "BBBB", 11, 200),
+        // A, paused past its lease, writes late: a resource that ignored tokens took it.
+        write(104.2, "AAAA", 10, 200),
+        // The fence condition refusing it is fine.
+        write(104.3, "AAAA", 10, 400),
+    ];
+    let cycles = vec![
+        cycle("AAAA", "acquired", Some("not_held")),
+        cycle("BBBB", "acquired", None),
+    ];
+    let r = check(&keys(), &journal, &cycles, &HashMap::new(), 200);
+    assert_eq!(r.ddblock.stale_token_accepted, 1);
+    assert_eq!(r.ddblock.writes_by_non_holder, 1);
+    assert_eq!(r.ddblock.writes_refused, 1);
+    assert_eq!(r.ddblock.overlaps, 0);
+    assert_eq!(r.violations().len(), 2, "{:?}", r.violations());
+}
+
+#[test]
+fn unlearned_acquisitions_and_stuck_locks() {
+    // A's first write landed but A never heard (OutcomeUnknown); its clean-up deleted it.
+    // B's write landed unheard and its clean-up did not: it holds until 130, explained.
+    let journal = vec![
+        acquire(100.0, "AAAA", "a1", 110, 10),
+        clean_up(100.5, "AAAA", "a1"),
+        acquire(101.0, "BBBB", "b1", 130, 11),
+    ];
+    let cycles = vec![cycle("AAAA", "error", None), cycle("BBBB", "error", None)];
+    let end = HashMap::from([("chaos_k0".to_owned(), 130)]);
+    let r = check(&keys(), &journal, &cycles, &end, 120);
+    assert_eq!(r.ddblock.unlearned_cleaned, 1);
+    assert_eq!(r.ddblock.unlearned_left, 1);
+    assert_eq!(r.ddblock.held_at_end_explained, 1);
+    assert_eq!(r.ddblock.held_at_end, 0);
+    assert!(r.violations().is_empty(), "{:?}", r.violations());
+
+    // C acquired, said so, and never released: a stuck lock nothing explains.
+    let journal = vec![acquire(100.0, "CCCC", "c1", 130, 12)];
+    let cycles = vec![cycle("CCCC", "acquired", Some("released"))];
+    let r = check(&keys(), &journal, &cycles, &end, 120);
+    assert_eq!(r.ddblock.held_at_end, 1);
+    assert_eq!(r.violations().len(), 1, "{:?}", r.violations());
+}
+
+#[test]
+fn a_release_that_reports_success_but_leaves_the_lock_is_reported() {
+    // A says it released; nothing was deleted; the lock sat until B took it over after expiry.
+    let journal = vec![
+        acquire(100.0, "AAAA", "a1", 103, 10),
+        acquire(104.0, "BBBB", "b1", 110, 11),
+        release(104.5, "BBBB"),
+    ];
+    let cycles = vec![
+        cycle("AAAA", "acquired", Some("released")),
+        cycle("BBBB", "acquired", Some("released")),
+    ];
+    let r = check(&keys(), &journal, &cycles, &HashMap::new(), 200);
+    assert_eq!(r.ddblock.expired_unreleased, 1);
+    assert_eq!(r.violations().len(), 1, "{:?}", r.violations());
+    // Laravel's stuck lock: its release said false (a stale read) and deleted nothing.
+    let cycles = vec![
+        cycle("AAAA", "acquired", Some("not_held")),
+        cycle("BBBB", "acquired", Some("released")),
+    ];
+    let r = check(&keys(), &journal, &cycles, &HashMap::new(), 200);
+    assert_eq!(r.ddblock.expired_release_refused, 1);
+    assert_eq!(r.ddblock.expired_unreleased, 0);
+}
+
+#[test]
+fn untyped_errors_are_violations() {
+    let mut c = cycle("AAAA", "error", None);
+    c.untyped = vec!["acquire: KeyError: 'x'".into()];
+    let r = check(&keys(), &[], &[c], &HashMap::new(), 0);
+    assert_eq!(r.untyped["rust"].len(), 1);
+    assert_eq!(r.violations().len(), 1);
+}
