@@ -4,7 +4,8 @@
 //!
 //! Input: one flags byte, then UTF-8 fields separated by `0xFF`: value text, expiry text, a
 //! second value text, the clock (see `ddblock_fuzz::fields`). Flags bits 0-1 pick the value's
-//! type (missing, N, S, other), bits 2-3 the expiry (missing, parsed N text, invalid, any i64).
+//! type (missing, N, S, other), bits 2-3 the expiry (missing, parsed N text, invalid, any i64),
+//! bit 4 a fencing token (the clock), bit 5 an acquire attempt (the expiry text).
 //!
 //! Checks: `holder()` reports the value and expiry as stored and the owner Laravel compares;
 //! `live_value()` follows Laravel's `isExpired` and reads exactly what `decode_stored` reads;
@@ -204,10 +205,18 @@ fuzz_target!(|data: &[u8]| {
         key: Some(other_text.clone()),
         value: value_of(flags, &value_text),
         expiry: expiry_of(flags >> 2, &expiry_text),
+        fence: (flags & 0x10 != 0).then_some(now as u64),
+        attempt: (flags & 0x20 != 0).then(|| expiry_text.clone()),
     };
     let h = view.holder();
     check_holder(&h, &view);
-    assert!(holder(h.value.clone(), h.expires_at) == h);
+    assert_eq!(h.fence, view.fence);
+    assert!(
+        Holder {
+            fence: view.fence,
+            ..holder(h.value.clone(), h.expires_at)
+        } == h
+    );
 
     // live_value: Laravel's isExpired, then exactly decode_stored.
     let live = view.live_value(&other_text, "expires_at", now);
