@@ -41,6 +41,10 @@ step_chaos() {
     cargo build --quiet -p ddblock-chaos --bins
     "${CARGO_TARGET_DIR:-target}/debug/chaos" --profile short
 }
+step_patterns() {
+    cargo build --quiet -p ddblock-cli -p ddblock-compat --bin ddblock --bin pattern-worker
+    bindings/python/.venv/bin/python compat-tests/patterns/concurrency.py
+}
 step_fuzz() { fuzz/run.sh smoke; }
 
 STEPS=(
@@ -52,6 +56,7 @@ STEPS=(
     "node|Node binding (napi-rs): bindings/node/test.sh (debug build, index.d.ts drift, tsc, node --test)"
     "php-driver|PHP driver ddblock/laravel: bindings/php/test.sh (php -l, phpcs PSR-12, conformance vectors, PHPUnit on Laravel 8.83 and 13 with the CLI, Python and Node as peers)"
     "docs|every code block of README.md and docs/, run as written: compat-tests/docs/snippets.py"
+    "patterns|once-only guard, compare-and-set and the S3 lock, 10+ processes in Rust, Python, Node, the CLI (and PHP) at once: compat-tests/patterns/concurrency.py"
     "chaos|chaos run, short profile: every language on one table through every fault at once, judged from the server's journal (compat-tests/chaos)"
     "fuzz|fuzz smoke run: fuzz/run.sh smoke (cargo fuzz: each target ${FUZZ_SMOKE_SECONDS:-5} s from its seeds, generated from the PHP fixtures)"
 )
@@ -60,11 +65,11 @@ STEPS=(
 # PHP driver's cross-language tests and the snippets need the Python and Node
 # bindings those steps build. The fuzz step builds into its own target dir
 # (target/fuzz: instrumented, so nothing is shared), so it never waits on
-# cargo's lock; it runs last, beside the PHP driver, docs and chaos steps.
+# cargo's lock; it runs last, beside the PHP driver, docs, chaos and patterns steps.
 WAVES=(
     "fmt clippy"
     "test php python node"
-    "php-driver docs chaos fuzz"
+    "php-driver docs chaos patterns fuzz"
 )
 
 # --- plumbing --------------------------------------------------------------------

@@ -78,6 +78,15 @@ async fn op(c: &Value, store: &Store) -> Result<(), Error> {
             let v = c["value"].as_str().unwrap().into();
             store.put(c["key"].as_str().unwrap(), &v, ttl(c)?).await
         }
+        "once" => store.once(&name_of(c), ttl(c)?).map(drop),
+        "put_if_version" => {
+            let v = c["value"].as_str().unwrap().into();
+            let version = ddblock::cas::version_from_f64(c["version"].as_f64().unwrap())?;
+            store
+                .put_if_version(c["key"].as_str().unwrap(), &v, ttl(c)?, version)
+                .await
+                .map(drop)
+        }
         other => panic!("unknown op {other}"),
     }
 }

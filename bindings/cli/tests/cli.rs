@@ -1034,6 +1034,23 @@ fn bad_input_gets_the_same_kinds() {
                         "--ttl".into(),
                         ttl,
                     ]),
+                    "once" => args.extend([
+                        "once".into(),
+                        name,
+                        "--ttl".into(),
+                        ttl,
+                        "--".into(),
+                        "true".into(),
+                    ]),
+                    "put_if_version" => args.extend([
+                        "put".into(),
+                        c["key"].as_str().unwrap().into(),
+                        c["value"].as_str().unwrap().into(),
+                        "--ttl".into(),
+                        ttl,
+                        "--if-version".into(),
+                        c["version"].to_string(),
+                    ]),
                     other => panic!("unknown op {other}"),
                 }
             }

@@ -54,6 +54,8 @@ async function run (c, table, at = endpoint) {
   if (c.op === 'acquire') return await store.lock(nameOf(c), { ttl: c.ttl }).acquire()
   if (c.op === 'get') return await store.get(c.key)
   if (c.op === 'put') return await store.put(c.key, c.value, c.ttl)
+  if (c.op === 'once') return store.once(nameOf(c), { ttl: c.ttl })
+  if (c.op === 'put_if_version') return await store.putIfVersion(c.key, c.value, c.ttl, c.version)
   throw new Error(`unknown op ${c.op}`)
 }
 

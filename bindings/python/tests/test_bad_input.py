@@ -87,6 +87,10 @@ def run(c: dict[str, Any], endpoint: str, table: str) -> None:
         store.get(c["key"])
     elif c["op"] == "put":
         store.put(c["key"], c["value"], ttl=c["ttl"])
+    elif c["op"] == "once":
+        store.once(name_of(c), ttl=c["ttl"])
+    elif c["op"] == "put_if_version":
+        store.put_if_version(c["key"], c["value"], ttl=c["ttl"], version=c["version"])
     else:
         raise AssertionError(c["op"])
 

@@ -7,6 +7,7 @@ mod attempt;
 mod backend;
 mod dynamo;
 mod lease;
+mod s3;
 mod wait;
 
 use std::fmt;
@@ -177,7 +178,10 @@ impl Store {
     pub fn make_lock(&self, name: &str, ttl_secs: i64, owner: Option<String>) -> Result<Lock> {
         let spec = LockSpec::new(self.config(), name, ttl_secs, owner)?;
         Ok(Lock {
-            backend: Arc::new(self.table().clone()),
+            backend: match self.bucket() {
+                Some(bucket) => Arc::new(bucket.clone()),
+                None => Arc::new(self.table().clone()),
+            },
             spec: Arc::new(spec),
             backoff: self.config().backoff(),
             state: Arc::new(Mutex::new(LeaseState::default())),
