@@ -1,6 +1,7 @@
 // Client CPU per lock cycle (acquire + release), printed, not asserted:
-//   ddblock (this binding)  vs  @aws-sdk/client-dynamodb sending the same two conditional requests
-//   (PutItem conditioned on absent-or-expired, DeleteItem conditioned on the owner),
+//   ddblock (this binding: one conditional UpdateItem, one DeleteItem conditioned on the owner)
+//   vs  @aws-sdk/client-dynamodb sending Laravel's cycle by hand (PutItem conditioned on
+//   absent-or-expired, the same DeleteItem): two conditional requests each,
 // one run each, same dynalite server, same process, sequential cycles on one lock name.
 //
 //   source compat-tests/.run/env && node bindings/node/bench.mjs [cycles]

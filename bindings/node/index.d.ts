@@ -9,6 +9,17 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/**
+ * A cancellation handle for `acquire` and `block`: `lib.js` cancels it when the caller's
+ * `AbortSignal` aborts.
+ */
+export declare class NativeCancel {
+  /** A handle not cancelled yet. */
+  constructor()
+  /** Cancels the operations given this handle (those in flight and those started later). */
+  cancel(): void
+}
+
 /** What a claim found. */
 export declare class NativeClaim {
   /** True when this delivery won the claim. */
@@ -55,14 +66,17 @@ export declare class NativeLock {
   heartbeat(): Promise<NativeHeartbeat>
   /**
    * Takes the lock: one conditional UpdateItem without `waitMs`; with it, retries for up to
-   * `waitMs`. True when the lock is ours, false when someone else still holds it.
+   * `waitMs`. True when the lock is ours, false when someone else still holds it. When
+   * `cancel` is cancelled first, the acquire in flight is dropped (the core deletes its write
+   * if it landed) and the promise rejects with `ABORTED`.
    */
-  acquire(waitMs?: number | undefined | null): Promise<boolean>
+  acquire(waitMs?: number | undefined | null, cancel?: NativeCancel | undefined | null): Promise<boolean>
   /**
    * Retries for up to `timeoutMs`; resolves to the expiry (Unix seconds) or rejects with
-   * `LOCK_TIMEOUT` (Laravel's `block`).
+   * `LOCK_TIMEOUT` (Laravel's `block`), or with `ABORTED` when `cancel` is cancelled first
+   * (as `acquire`).
    */
-  block(timeoutMs: number): Promise<number>
+  block(timeoutMs: number, cancel?: NativeCancel | undefined | null): Promise<number>
   /** ONE DeleteItem conditioned on our owner: true when this call deleted our lock. */
   release(): Promise<boolean>
   /** Deletes the lock whoever holds it. */

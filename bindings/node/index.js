@@ -835,6 +835,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.NativeCancel = nativeBinding.NativeCancel
 module.exports.NativeClaim = nativeBinding.NativeClaim
 module.exports.NativeConflictRetry = nativeBinding.NativeConflictRetry
 module.exports.NativeHeartbeat = nativeBinding.NativeHeartbeat

@@ -50,7 +50,10 @@ export type ErrorCode =
   | 'CONFIG'
   | 'UNSUPPORTED'
   | 'CONFLICT'
+  /** An acquire or wait aborted by the caller's `signal` (not a core kind; `name` is 'AbortError'). */
+  | 'ABORTED'
 
+/** The codes of the core's error kinds (`ABORTED`, the binding's own, is not among them). */
 export declare const CODES: readonly ErrorCode[]
 
 export declare class DdblockError extends Error {
@@ -69,7 +72,16 @@ export interface Heartbeat {
   stop(): Promise<string | null>
 }
 
-export interface AcquireOptions {
+export interface AbortOptions {
+  /**
+   * Aborts the acquire or wait: the native acquire in flight is dropped (its write deleted again
+   * if it landed) and the promise rejects with an AbortError (`code` 'ABORTED', `cause` the
+   * signal's reason).
+   */
+  signal?: AbortSignal
+}
+
+export interface AcquireOptions extends AbortOptions {
   /** false/absent: one attempt; `{ timeoutMs }`: retry until then (false if still held). */
   wait?: false | { timeoutMs: number }
 }
@@ -85,8 +97,8 @@ export declare class Lock {
   /** Starts the core's heartbeat, refreshing the held lock until stopped. */
   heartbeat(): Promise<Heartbeat>
   acquire(options?: AcquireOptions): Promise<boolean>
-  /** Laravel's `block`: the expiry (Unix seconds), or rejects with `LOCK_TIMEOUT`. */
-  block(timeoutMs: number): Promise<number>
+  /** Laravel's `block`: the expiry (Unix seconds), or rejects with `LOCK_TIMEOUT` (or `ABORTED`). */
+  block(timeoutMs: number, options?: AbortOptions): Promise<number>
   release(): Promise<boolean>
   forceRelease(): Promise<void>
   refresh(ttl?: number): Promise<boolean>
@@ -102,7 +114,7 @@ export interface LockOptions {
   owner?: string
 }
 
-export interface WithLockOptions extends LockOptions {
+export interface WithLockOptions extends LockOptions, AbortOptions {
   /** How long to wait for the lock (default 0: one attempt). */
   timeoutMs?: number
 }
@@ -166,6 +178,12 @@ export declare class Store {
   readonly endpoint: string | null
   lock(name: string, options?: LockOptions): Lock
   restoreLock(name: string, owner: string): Lock
+  /**
+   * Waits for the lock, runs `fn` under a heartbeat (its `signal` aborts when the lease is lost or
+   * the caller's `signal` aborts) and releases. Rejects with `LEASE_LOST` or the release's error
+   * (the result in `value`) when the callback returned; when the callback threw, rethrows its
+   * error unchanged, with a lost lease or failed release as its `lockError` property.
+   */
   withLock<T>(name: string, options: WithLockOptions, fn: (lock: Lock, signal: AbortSignal) => Promise<T> | T): Promise<T>
   once(eventId: string, options: OnceOptions): Once
   getVersioned(key: string): Promise<Versioned>

@@ -3,11 +3,15 @@
     source compat-tests/.run/env        # DDBLOCK_TEST_DYNALITE (compat-tests/servers.sh start)
     bindings/python/.venv/bin/python bindings/python/bench.py [--cycles 2000] [--endpoint URL]
 
-Both clients send the same two conditional requests per cycle:
-  PutItem  {key, value: owner, expires_at}  if attribute_not_exists(#key) OR #expires_at < :now
-           (ReturnValuesOnConditionCheckFailure=ALL_OLD)
-  DeleteItem                                 if #value = :owner
-           (ReturnValuesOnConditionCheckFailure=ALL_OLD)
+Both clients send two conditional requests per cycle (two round trips each):
+  ddblock  UpdateItem SET value = owner, expires_at, the attempt id, fence + 1
+             if attribute_not_exists(#key) OR #expires_at < :now - margin
+             (ReturnValues=UPDATED_NEW, ReturnValuesOnConditionCheckFailure=ALL_OLD),
+           then DeleteItem if #value = :owner (ReturnValuesOnConditionCheckFailure=ALL_OLD)
+  boto3    the same cycle written by hand as Laravel does it: PutItem {key, value: owner,
+             expires_at} if attribute_not_exists(#key) OR #expires_at < :now, then the same
+             DeleteItem (both with ReturnValuesOnConditionCheckFailure=ALL_OLD)
+(docs/format.md lists ddblock's requests.)
 CPU is user + system time of this process (all threads, including ddblock's tokio runtime) from
 getrusage(RUSAGE_SELF); the server runs in its own process and is not counted. Printed, not
 asserted. Build the binding in release mode first (maturin develop --release): a debug build says

@@ -423,7 +423,8 @@ impl StoreConfigBuilder {
     }
     /// How long past its `expires_at` a lock must be before ddblock takes it over (default 2 s):
     /// a contender whose clock runs up to this much ahead of the holder's cannot take a live lock.
-    /// Laravel's own condition, with `:now` moved back by the margin.
+    /// Laravel's own condition, with `:now` moved back by the margin. Whole seconds only (expiries
+    /// are whole seconds): [`StoreConfigBuilder::build`] refuses a fraction with [`Error::Config`].
     pub fn clock_skew_margin(mut self, d: Duration) -> Self {
         self.cfg.clock_skew_margin = d;
         self
@@ -521,6 +522,17 @@ impl StoreConfigBuilder {
             return Err(Error::Config("max_attempts must be at least 1".into()));
         }
         c.backoff.validate()?;
+        // The lock condition compares whole seconds (`expires_at < now - margin`): a fraction
+        // would be dropped silently, so it is refused here, once for every front.
+        if c.clock_skew_margin.subsec_nanos() != 0 {
+            return Err(Error::Config(format!(
+                "the clock-skew margin must be whole seconds (the lock condition compares whole \
+                 seconds), got {:?}; use {} or {} s",
+                c.clock_skew_margin,
+                c.clock_skew_margin.as_secs(),
+                c.clock_skew_margin.as_secs() + 1
+            )));
+        }
         match (c.lock_backend, c.s3_bucket.as_deref()) {
             (LockBackendKind::S3, None) => {
                 return Err(Error::Config(
@@ -680,5 +692,15 @@ mod tests {
             assert!(e.to_string().contains("whole number of seconds"), "{e}");
         }
         assert_eq!(p(StoreConfig::builder()), "", "builder() reads nothing");
+        let fractional = StoreConfig::builder()
+            .clock_skew_margin(Duration::from_millis(1500))
+            .build()
+            .unwrap_err();
+        assert!(
+            fractional.to_string().contains("must be whole seconds"),
+            "{fractional}"
+        );
+        let whole = StoreConfig::builder().clock_skew_margin(Duration::from_secs(3));
+        assert_eq!(whole.build().unwrap().clock_skew_margin().as_secs(), 3);
     }
 }

@@ -146,6 +146,9 @@ async fn run(c: &Value, endpoint: &str, table: &str) -> Result<(), Error> {
             if let Some(t) = c["table"].as_str() {
                 b = b.table(t);
             }
+            if let Some(m) = c["clock_skew_margin"].as_f64() {
+                b = b.clock_skew_margin(std::time::Duration::from_secs_f64(m));
+            }
             b.build().map(drop)
         }
         _ => op(c, &Store::with_client(client_for(endpoint), b.build()?)).await,

@@ -27,6 +27,8 @@ pub const EXIT_USAGE: i32 = 2;
 pub const EXIT_CONFLICT: i32 = 3;
 /// Exit status: the lock is held by someone else (EX_TEMPFAIL); a once event in progress elsewhere.
 pub const EXIT_HELD: i32 = 75;
+/// Exit status: `run --heartbeat` lost the lease while CMD ran (CMD was stopped, by default).
+pub const EXIT_LEASE_LOST: i32 = 76;
 
 const AFTER_HELP: &str = "\
 Configuration (a flag overrides the environment variable Laravel uses):
@@ -46,6 +48,7 @@ Exit status:
   2   bad command line
   3   conflict: put --if-version found another version; once lost its claim before marking it done
   75  the lock is held by someone else (acquire, run); once: the event is in progress elsewhere
+  76  run --heartbeat: the lease was lost while CMD ran (CMD was stopped; see --on-lease-lost)
   run and once exit with CMD's status (128+N when CMD was killed by signal N; 127 when CMD is not
   found); once exits 0 without running CMD when the event is already done
 
@@ -105,9 +108,15 @@ pub struct Global {
     /// Timeout of each DynamoDB operation, retries included, in seconds (0: none)
     #[arg(long, global = true, value_name = "SECS", default_value = "10", value_parser = parse_secs, allow_negative_numbers = true)]
     pub timeout: Duration,
+    /// Timeout of one attempt (one HTTP request) in seconds; a wait for a lock ends within one attempt timeout of its deadline [default: 3]
+    #[arg(long, global = true, value_name = "SECS", value_parser = parse_secs, allow_negative_numbers = true)]
+    pub attempt_timeout: Option<Duration>,
     /// Attempts per request, the first included (the SDK's default is 3)
     #[arg(long, global = true, value_name = "N")]
     pub max_attempts: Option<u32>,
+    /// Seconds between the refreshes of `run --heartbeat` [default: a third of the ttl]
+    #[arg(long, global = true, value_name = "SECS", value_parser = parse_secs, allow_negative_numbers = true)]
+    pub heartbeat_interval: Option<Duration>,
     /// Print one JSON object on stdout instead of text
     #[arg(long, global = true)]
     pub json: bool,
@@ -202,12 +211,32 @@ pub struct RunArgs {
     /// Wait up to SECS for the lock (0: try once)
     #[arg(long, value_name = "SECS", default_value = "0", value_parser = parse_secs, allow_negative_numbers = true)]
     pub wait: Duration,
-    /// Refresh the lock every ttl/3 while CMD runs; say loudly on stderr if it was lost
+    /// Refresh the lock every ttl/3 (--heartbeat-interval) while CMD runs; if the lease is lost, stop CMD and exit 76
     #[arg(long)]
     pub heartbeat: bool,
+    /// What a lost lease does under --heartbeat: stop (SIGTERM to CMD, SIGKILL after --kill-after; exit 76) or warn (a line on stderr; CMD keeps running, exit with its status)
+    #[arg(
+        long,
+        value_name = "WHAT",
+        default_value = "stop",
+        requires = "heartbeat"
+    )]
+    pub on_lease_lost: OnLeaseLost,
+    /// Seconds between the SIGTERM and the SIGKILL that stop CMD after a lost lease
+    #[arg(long, value_name = "SECS", default_value = "5", value_parser = parse_secs, allow_negative_numbers = true)]
+    pub kill_after: Duration,
     /// The command and its arguments (use -- before a command starting with -)
     #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]
     pub command: Vec<OsString>,
+}
+
+/// What `run --heartbeat` does when the lease is lost while CMD runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OnLeaseLost {
+    /// SIGTERM to CMD, SIGKILL after --kill-after, exit 76.
+    Stop,
+    /// One line on stderr; CMD keeps running without the lock; exit with CMD's status.
+    Warn,
 }
 
 /// `acquire`.
@@ -413,6 +442,13 @@ impl Global {
         }
         if let Some(n) = self.max_attempts {
             b = b.max_attempts(n);
+        }
+        // 0 is passed on as given: the core refuses it and says to leave it unset.
+        if let Some(d) = self.attempt_timeout {
+            b = b.attempt_timeout(d);
+        }
+        if let Some(d) = self.heartbeat_interval {
+            b = b.heartbeat_interval(d);
         }
         b.build()
     }

@@ -10,7 +10,7 @@ use ddblock::{
 };
 use serde_json::{json, Map, Value};
 
-use crate::{Progress, EXIT_CONFLICT, EXIT_FAILURE, EXIT_HELD};
+use crate::{Progress, EXIT_CONFLICT, EXIT_FAILURE, EXIT_HELD, EXIT_LEASE_LOST};
 
 /// Prints one JSON value on a line of stdout.
 pub fn print_json(v: &Value) {
@@ -18,7 +18,7 @@ pub fn print_json(v: &Value) {
 }
 
 /// Prints a ddblock error as one line on stderr (and as JSON on stdout with `--json`); returns the
-/// exit status (75 for a lock timeout, 3 for a conflict, else 1).
+/// exit status (75 for a lock timeout, 76 for a lost lease, 3 for a conflict, else 1).
 pub fn error(e: &ddblock::Error, json: bool) -> i32 {
     let mut msg = one_line(&e.to_string());
     // The flags that set what a transport error is about.
@@ -31,12 +31,12 @@ pub fn error(e: &ddblock::Error, json: bool) -> i32 {
     }
     match e.kind() {
         ErrorKind::LockTimeout => EXIT_HELD,
+        ErrorKind::LeaseLost => EXIT_LEASE_LOST,
         ErrorKind::InvalidKey
         | ErrorKind::InvalidTtl
         | ErrorKind::TableNotFound
         | ErrorKind::Throttled
         | ErrorKind::OutcomeUnknown
-        | ErrorKind::LeaseLost
         | ErrorKind::Codec
         | ErrorKind::Service
         | ErrorKind::Transport

@@ -5,10 +5,14 @@
 //! lock is released once CMD exits. The same signals coming from the terminal (^C, hangup) are
 //! sent by the kernel to the whole foreground process group, CMD included, so they are not sent a
 //! second time. A signal while waiting for the lock stops waiting (exit 128+N).
+//!
+//! A lease lost under `--heartbeat` (the core's heartbeat says so, or the release after CMD finds
+//! the lock no longer ours) stops CMD by default: SIGTERM to CMD, as a forwarded signal is sent
+//! (CMD shares ddblock's process group so that the terminal's ^C reaches it, so the group itself
+//! is not signalled), SIGKILL after `--kill-after`, then exit 76. `--on-lease-lost warn` only
+//! says so on stderr.
 
 use std::os::unix::process::ExitStatusExt;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
 use ddblock::{AcquireOutcome, Lock, ReleaseOutcome, Store};
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
@@ -19,7 +23,7 @@ use tokio::sync::mpsc;
 
 use crate::cmd::{acquire_json, held_message, try_acquire};
 use crate::out::{self, print_json};
-use crate::{Global, RunArgs, EXIT_FAILURE, EXIT_HELD};
+use crate::{Global, OnLeaseLost, RunArgs, EXIT_FAILURE, EXIT_HELD, EXIT_LEASE_LOST};
 
 /// A signal for ddblock, and whether to pass it on (false: the terminal already sent it to CMD).
 pub(crate) struct Signal {
@@ -107,7 +111,7 @@ pub async fn run(store: &Store, g: &Global, a: &RunArgs) -> ddblock::Result<i32>
     let mut child = match command.spawn() {
         Ok(c) => c,
         Err(e) => {
-            release(&lock, a, None, false).await;
+            release(&lock, a, None).await;
             eprintln!(
                 "ddblock: cannot run `{}`: {e}",
                 a.command[0].to_string_lossy()
@@ -120,29 +124,88 @@ pub async fn run(store: &Store, g: &Global, a: &RunArgs) -> ddblock::Result<i32>
         }
     };
     let pid = child.id().map(|p| p as libc::pid_t);
+    let stop_on_loss = a.on_lease_lost == OnLeaseLost::Stop;
 
-    let lost = Arc::new(AtomicBool::new(false));
-    let heartbeat = a
-        .heartbeat
-        .then(|| tokio::spawn(watch_lease(lock.heartbeat(), lock.clone(), lost.clone())));
+    let heartbeat = a.heartbeat.then(|| lock.heartbeat());
+    let mut lost: Option<String> = None;
+    let mut kill_at: Option<tokio::time::Instant> = None;
 
-    let status = loop {
-        tokio::select! {
-            st = child.wait() => break st,
-            Some(sig) = signals.recv() => {
-                if let (true, Some(pid)) = (sig.forward, pid) {
-                    // SAFETY: kill(2) with a pid we spawned and have not reaped yet (wait() has not returned).
-                    unsafe { libc::kill(pid, sig.number) };
+    let status = {
+        let lease_lost = async {
+            match &heartbeat {
+                Some(h) => h.lost().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::pin!(lease_lost);
+        loop {
+            tokio::select! {
+                st = child.wait() => break st,
+                Some(sig) = signals.recv() => {
+                    if sig.forward {
+                        send(pid, sig.number);
+                    }
+                }
+                reason = &mut lease_lost, if lost.is_none() => {
+                    if stop_on_loss {
+                        eprintln!(
+                            "ddblock: LOCK LOST: lock `{}`: {reason}. Stopping the command (SIGTERM, \
+                             then SIGKILL after {}).",
+                            lock.name(),
+                            ddblock::time::human(a.kill_after)
+                        );
+                        send(pid, libc::SIGTERM);
+                        kill_at = Some(tokio::time::Instant::now() + a.kill_after);
+                    } else {
+                        eprintln!(
+                            "ddblock: LOCK LOST: lock `{}`: {reason}. The command keeps running \
+                             WITHOUT the lock.",
+                            lock.name()
+                        );
+                    }
+                    lost = Some(reason);
+                }
+                () = sleep_until(kill_at), if kill_at.is_some() => {
+                    eprintln!(
+                        "ddblock: the command did not stop within {} of SIGTERM: SIGKILL",
+                        ddblock::time::human(a.kill_after)
+                    );
+                    send(pid, libc::SIGKILL);
+                    kill_at = None;
                 }
             }
         }
     };
     if let Some(h) = heartbeat {
-        h.abort();
-        let _ = h.await;
+        h.stop().await;
     }
-    let fixed_expiry = (!a.heartbeat).then_some(expires_at);
-    release(&lock, a, fixed_expiry, lost.load(Ordering::SeqCst)).await;
+    let released = release(&lock, a, (!a.heartbeat).then_some(expires_at)).await;
+    if a.heartbeat && lost.is_none() {
+        let found = match &released {
+            Some(ReleaseOutcome::NotHeld) => Some("gone".to_owned()),
+            Some(ReleaseOutcome::HeldByOther(h)) => {
+                Some(format!("held by {}", out::holder_text(h)))
+            }
+            Some(ReleaseOutcome::Released) | None => None,
+        };
+        if let Some(found) = found {
+            // CMD ended before the next refresh could see it: not all of CMD ran under the lock.
+            let verdict = if stop_on_loss {
+                "the command ended, but not all of it under the lock"
+            } else {
+                "the command ran WITHOUT the lock for a while"
+            };
+            eprintln!(
+                "ddblock: LOCK LOST: lock `{}`: at release the lock was {found} (it expired and \
+                 was taken over, or was released or force-released); {verdict}.",
+                a.name
+            );
+            lost = Some(found);
+        }
+    }
+    if lost.is_some() && stop_on_loss {
+        return Ok(EXIT_LEASE_LOST);
+    }
 
     Ok(match status {
         Ok(st) => st
@@ -156,52 +219,63 @@ pub async fn run(store: &Store, g: &Global, a: &RunArgs) -> ddblock::Result<i32>
     })
 }
 
-/// Keeps the core's heartbeat running until aborted; says loudly when the lease is lost.
-async fn watch_lease(heartbeat: ddblock::lock::Heartbeat, lock: Lock, lost: Arc<AtomicBool>) {
-    let reason = heartbeat.lost().await;
-    lost.store(true, Ordering::SeqCst);
-    eprintln!(
-        "ddblock: LOCK LOST: lock `{}`: {reason}. The command keeps running WITHOUT the lock.",
-        lock.name()
-    );
+/// Sends `signal` to CMD (nothing once CMD is gone: `pid` is `None` only if spawn gave no id).
+fn send(pid: Option<libc::pid_t>, signal: i32) {
+    if let Some(pid) = pid {
+        // SAFETY: kill(2) with a pid we spawned and have not reaped yet: the callers run in the
+        // loop that ends when `child.wait()` returns, which is what reaps it.
+        unsafe { libc::kill(pid, signal) };
+    }
 }
 
-/// Releases after CMD; warns when the lock lapsed while CMD ran (`expires_at`: the expiry taken
-/// at acquire, `None` with a heartbeat, whose own messages cover that).
-async fn release(lock: &Lock, a: &RunArgs, expires_at: Option<i64>, lost_reported: bool) {
-    let hint = if a.heartbeat {
-        ""
-    } else {
-        "; use --heartbeat or a longer --ttl"
-    };
+/// Sleeps until `at`; never resolves for `None` (a select branch guarded by `at.is_some()`).
+async fn sleep_until(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Releases after CMD; without `--heartbeat`, warns when the lock lapsed while CMD ran
+/// (`expires_at`: the expiry taken at acquire). Returns what the release found, `None` when it
+/// failed (said on stderr).
+async fn release(lock: &Lock, a: &RunArgs, expires_at: Option<i64>) -> Option<ReleaseOutcome> {
+    let hint = "; use --heartbeat or a longer --ttl";
     let lapsed = format!(
         "ddblock: warning: lock `{}` expired (ttl {} s) while the command ran",
         a.name,
         lock.ttl_secs()
     );
-    match lock.release().await {
-        Ok(ReleaseOutcome::Released) => {
-            if let Some(e) = expires_at.filter(|e| out::now() > *e) {
-                eprintln!(
-                    "{lapsed}: others could have taken it from {}{hint}",
-                    ddblock::time::utc(e + 1)
-                );
+    let outcome = match lock.release().await {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!(
+                "ddblock: could not release lock `{}`: {}; it frees itself at its expiry",
+                a.name,
+                e.to_string()
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            );
+            return None;
+        }
+    };
+    // With a heartbeat, `run` itself reports a lock that was no longer ours.
+    if !a.heartbeat {
+        match &outcome {
+            ReleaseOutcome::Released => {
+                if let Some(e) = expires_at.filter(|e| out::now() > *e) {
+                    eprintln!(
+                        "{lapsed}: others could have taken it from {}{hint}",
+                        ddblock::time::utc(e + 1)
+                    );
+                }
+            }
+            ReleaseOutcome::NotHeld => eprintln!("{lapsed} and is gone{hint}"),
+            ReleaseOutcome::HeldByOther(h) => {
+                eprintln!("{lapsed} and is now held by {}{hint}", out::holder_text(h))
             }
         }
-        Ok(ReleaseOutcome::NotHeld) if !lost_reported => {
-            eprintln!("{lapsed} and is gone{hint}")
-        }
-        Ok(ReleaseOutcome::HeldByOther(h)) if !lost_reported => {
-            eprintln!("{lapsed} and is now held by {}{hint}", out::holder_text(&h))
-        }
-        Ok(_) => {}
-        Err(e) => eprintln!(
-            "ddblock: could not release lock `{}`: {}; it frees itself at its expiry",
-            a.name,
-            e.to_string()
-                .split_whitespace()
-                .collect::<Vec<_>>()
-                .join(" ")
-        ),
     }
+    Some(outcome)
 }

@@ -453,33 +453,130 @@ fn run_heartbeat_keeps_the_lock_past_its_ttl(server: Server) {
     assert_eq!(ctx.status("hb")["held"], false, "released at the end");
 }
 
-fn run_heartbeat_reports_a_lost_lock(server: Server) {
-    let ctx = Ctx::new(server);
-    let mut child = ctx.spawn(&[
+/// Runs `ddblock run NAME --ttl 30 --heartbeat --heartbeat-interval 0.3 EXTRA -- sh -c SCRIPT`
+/// once SCRIPT has started (it touches `$READY`), force-releases the lock as an operator would,
+/// and has another owner take it. Returns the exit status, stderr, the time from the
+/// force-release to the exit, and the new holder.
+fn lose_the_lease_under_run(
+    ctx: &Ctx,
+    name: &str,
+    extra: &[&str],
+    script: &str,
+) -> (Option<i32>, String, Duration, String) {
+    let dir = scratch();
+    let ready = dir.join("ready");
+    let script = format!("READY={}; {script}", ready.display());
+    let mut args = vec![
         "run",
-        "lost",
+        name,
         "--ttl",
-        "3",
+        "30",
         "--heartbeat",
-        "--",
-        "sleep",
-        "3",
-    ]);
-    ctx.wait_held("lost");
-    ctx.cmd().args(["force-release", "lost"]).assert().success();
-    let thief = ctx.acquire("lost", 60);
+        "--heartbeat-interval",
+        "0.3",
+    ];
+    args.extend_from_slice(extra);
+    args.extend(["--", "sh", "-c", &script]);
+    let mut child = ctx.spawn(&args);
+    let start = Instant::now();
+    while !ready.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(15),
+            "the command never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    ctx.cmd().args(["force-release", name]).assert().success();
+    let lost_at = Instant::now();
+    let thief = ctx.acquire(name, 60);
     let status = wait_timeout(&mut child, Duration::from_secs(20));
-    let err = stderr_of(&mut child);
-    assert_eq!(status.code(), Some(0), "the command's status: {err}");
+    (
+        status.code(),
+        stderr_of(&mut child),
+        lost_at.elapsed(),
+        thief,
+    )
+}
+
+fn run_heartbeat_stops_the_command_when_the_lease_is_lost(server: Server) {
+    let ctx = Ctx::new(server);
+    let got = scratch().join("got");
+    let script = format!(
+        "trap 'echo TERM > {}; exit 9' TERM; touch \"$READY\"; while :; do sleep 0.05; done",
+        got.display()
+    );
+    let (code, err, took, thief) = lose_the_lease_under_run(&ctx, "lost", &[], &script);
+    assert_eq!(code, Some(76), "exit 76 (lease lost), not CMD's 9: {err}");
+    assert_eq!(
+        std::fs::read_to_string(&got).unwrap().trim(),
+        "TERM",
+        "CMD got SIGTERM"
+    );
     assert!(
-        err.contains("LOCK LOST") && err.contains("WITHOUT the lock"),
+        err.contains("LOCK LOST: lock `lost`: a refresh found the lock no longer ours")
+            && err.contains("Stopping the command (SIGTERM, then SIGKILL after 5.0s)"),
         "{err}"
     );
+    assert!(!err.contains("did not stop"), "no SIGKILL needed: {err}");
+    // --heartbeat-interval 0.3: seen at the next refresh, not at ttl/3 = 10 s.
+    assert!(took < Duration::from_secs(5), "{took:?}");
     assert_eq!(
         ctx.status("lost")["owner"],
         json!(thief),
         "the new holder keeps its lock"
     );
+}
+
+fn run_heartbeat_kills_a_command_that_ignores_sigterm(server: Server) {
+    let ctx = Ctx::new(server);
+    let script = "trap '' TERM; touch \"$READY\"; while :; do sleep 0.05; done";
+    let (code, err, took, _) =
+        lose_the_lease_under_run(&ctx, "stubborn", &["--kill-after", "0.5"], script);
+    assert_eq!(code, Some(76), "{err}");
+    assert!(
+        err.contains("the command did not stop within 500ms of SIGTERM: SIGKILL"),
+        "{err}"
+    );
+    assert!(took < Duration::from_secs(6), "{took:?}");
+}
+
+fn run_heartbeat_warn_keeps_the_command_running(server: Server) {
+    let ctx = Ctx::new(server);
+    let script = "touch \"$READY\"; sleep 2; exit 3";
+    let (code, err, took, thief) =
+        lose_the_lease_under_run(&ctx, "warned", &["--on-lease-lost", "warn"], script);
+    assert_eq!(code, Some(3), "CMD's own status: {err}");
+    assert!(took >= Duration::from_millis(1500), "CMD ran on: {took:?}");
+    assert!(
+        err.contains("LOCK LOST") && err.contains("The command keeps running WITHOUT the lock"),
+        "{err}"
+    );
+    assert_eq!(ctx.status("warned")["owner"], json!(thief));
+    // --on-lease-lost is about the heartbeat: refused without it.
+    let (code, _, err) = ctx.text(&["run", "x", "--ttl", "3", "--on-lease-lost", "warn", "true"]);
+    assert_eq!(code, 2, "{err}");
+}
+
+/// CMD force-releases its own lock and ends before the next refresh: the release finds the lock
+/// gone, which is a lost lease too.
+fn run_heartbeat_sees_a_lease_lost_at_release(server: Server) {
+    let ctx = Ctx::new(server);
+    let bin = common::bin().display().to_string();
+    let args = |extra: &'static [&'static str]| {
+        let mut v = vec!["run", "brief", "--ttl", "30", "--heartbeat"];
+        v.extend_from_slice(extra);
+        v.extend(["--", bin.as_str(), "force-release", "brief"]);
+        v
+    };
+    let (code, out, err) = ctx.text(&args(&[]));
+    assert_eq!(code, 76, "{out}{err}");
+    assert!(
+        err.contains("LOCK LOST: lock `brief`: at release the lock was gone"),
+        "{err}"
+    );
+    let (code, _, err) = ctx.text(&args(&["--on-lease-lost", "warn"]));
+    assert_eq!(code, 0, "CMD's status with warn: {err}");
+    assert!(err.contains("ran WITHOUT the lock"), "{err}");
 }
 
 fn list_shows_items_and_expired_ones(server: Server) {
@@ -1008,6 +1105,9 @@ fn bad_input_gets_the_same_kinds() {
                         args.extend([format!("--{flag}"), v.to_owned()]);
                     }
                 }
+                if let Some(m) = c.get("clock_skew_margin") {
+                    args.extend(["--clock-skew-margin".into(), m.to_string()]);
+                }
                 args.extend(["status".into(), "x".into()]);
             }
             op => {
@@ -1103,6 +1203,39 @@ fn unreachable_endpoint_names_the_endpoint() {
     assert!(err.contains("must be a URL starting with http://"), "{err}");
 }
 
+/// `--attempt-timeout` reaches the core: against an endpoint that accepts connections and never
+/// answers, one attempt ends after it (the default is 3 s); 0 is refused by the core's rule.
+#[test]
+fn attempt_timeout_flag_bounds_each_request() {
+    // The kernel completes the handshake of a listener that never accepts: requests hang.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let ctx = Ctx {
+        server: Server::Moto,
+        endpoint: format!("http://{}", silent.local_addr().unwrap()),
+        table: "cache".into(),
+    };
+    let timed = |extra: &[&str]| {
+        let mut args = vec!["status", "x", "--max-attempts", "1", "--timeout", "20"];
+        args.extend_from_slice(extra);
+        let start = Instant::now();
+        let (code, v) = ctx.json(&args);
+        assert_eq!((code, v["error"]["kind"].clone()), (1, json!("transport")));
+        start.elapsed()
+    };
+    let short = timed(&["--attempt-timeout", "0.3"]);
+    assert!(short < Duration::from_secs(2), "{short:?}");
+    let default = timed(&[]);
+    assert!(default >= Duration::from_millis(2900), "{default:?}");
+    for flag in ["--attempt-timeout", "--heartbeat-interval"] {
+        let (code, v) = ctx.json(&["status", "x", flag, "0"]);
+        assert_eq!(
+            (code, v["error"]["kind"].clone()),
+            (1, json!("config")),
+            "{flag}"
+        );
+    }
+}
+
 #[test]
 fn help_lists_every_command_and_exit_status() {
     let out = assert_cmd::Command::new(common::bin())
@@ -1161,6 +1294,10 @@ fn help_lists_every_command_and_exit_status() {
     }
     for s in [
         "| 75 |",
+        "| 76 |",
+        "--on-lease-lost",
+        "--attempt-timeout",
+        "--heartbeat-interval",
         "| 0 |",
         "| 1 |",
         "| 2 |",
@@ -1186,7 +1323,10 @@ on_servers!(
     run_forwards_sigint_and_releases,
     run_signal_while_waiting_stops_waiting,
     run_heartbeat_keeps_the_lock_past_its_ttl,
-    run_heartbeat_reports_a_lost_lock,
+    run_heartbeat_stops_the_command_when_the_lease_is_lost,
+    run_heartbeat_kills_a_command_that_ignores_sigterm,
+    run_heartbeat_warn_keeps_the_command_running,
+    run_heartbeat_sees_a_lease_lost_at_release,
     list_shows_items_and_expired_ones,
     sweep_deletes_only_expired_items,
     doctor_checks_and_fixes,

@@ -30,6 +30,22 @@ pub fn binding_error(kind: ErrorKind, message: impl AsRef<str>) -> napi::Error {
     napi::Error::from_reason(tagged(&code_of(kind), None, message.as_ref()))
 }
 
+/// The code of an acquire or wait that the caller's `AbortSignal` cancelled. Not a core kind: a
+/// Rust caller cancels by dropping the future, which is what the binding does on an abort.
+pub const ABORTED: &str = "ABORTED";
+
+/// The error of a cancelled acquire or wait on lock `name`.
+pub fn aborted(name: &str) -> napi::Error {
+    napi::Error::from_reason(tagged(
+        ABORTED,
+        None,
+        &format!(
+            "the acquire of lock `{name}` was aborted: the lock is not held (a write of this \
+             attempt that landed is deleted again)"
+        ),
+    ))
+}
+
 /// `?`-friendly conversion of core results.
 pub trait IntoNapi<T> {
     /// Maps the error with [`to_napi`].

@@ -4,14 +4,16 @@
 //!
 //! All DynamoDB calls run on napi-rs's one tokio runtime and return Promises.
 
+use std::future::Future;
 use std::time::Duration;
 
 use ddblock::admin::{CreateTableOptions, DoctorOptions, ScanOptions, TtlState};
 use ddblock::format::input::{timeout_from_secs_f64, Amount};
-use ddblock::lock::Heartbeat;
-use ddblock::{ErrorKind, KeyLayout, LockBackendKind, StoreConfig};
-use napi::bindgen_prelude::Result;
+use ddblock::{ErrorKind, Heartbeat, KeyLayout, LockBackendKind, StoreConfig};
+use napi::bindgen_prelude::{PromiseRaw, Result};
+use napi::Env;
 use napi_derive::napi;
+use tokio::sync::watch;
 
 mod error;
 mod patterns;
@@ -485,19 +487,44 @@ impl Lock {
     }
 
     /// Takes the lock: one conditional UpdateItem without `waitMs`; with it, retries for up to
-    /// `waitMs`. True when the lock is ours, false when someone else still holds it.
-    #[napi]
-    pub async fn acquire(&self, wait_ms: Option<f64>) -> Result<bool> {
+    /// `waitMs`. True when the lock is ours, false when someone else still holds it. When
+    /// `cancel` is cancelled first, the acquire in flight is dropped (the core deletes its write
+    /// if it landed) and the promise rejects with `ABORTED`.
+    #[napi(ts_return_type = "Promise<boolean>")]
+    pub fn acquire<'env>(
+        &self,
+        env: &'env Env,
+        wait_ms: Option<f64>,
+        cancel: Option<&NativeCancel>,
+    ) -> Result<PromiseRaw<'env, bool>> {
         let wait = wait_ms.map(|ms| millis("waitMs", ms)).transpose()?;
-        Ok(self.inner.acquire_within(wait).await.napi()?.is_acquired())
+        let lock = self.inner.clone();
+        let cancel = cancel.map(NativeCancel::subscribe);
+        env.spawn_future(async move {
+            let name = lock.name().to_owned();
+            let acquire = async move { lock.acquire_within(wait).await.napi() };
+            Ok(cancellable(&name, cancel, acquire).await?.is_acquired())
+        })
     }
 
     /// Retries for up to `timeoutMs`; resolves to the expiry (Unix seconds) or rejects with
-    /// `LOCK_TIMEOUT` (Laravel's `block`).
-    #[napi]
-    pub async fn block(&self, timeout_ms: f64) -> Result<i64> {
+    /// `LOCK_TIMEOUT` (Laravel's `block`), or with `ABORTED` when `cancel` is cancelled first
+    /// (as `acquire`).
+    #[napi(ts_return_type = "Promise<number>")]
+    pub fn block<'env>(
+        &self,
+        env: &'env Env,
+        timeout_ms: f64,
+        cancel: Option<&NativeCancel>,
+    ) -> Result<PromiseRaw<'env, i64>> {
         let timeout = millis("timeoutMs", timeout_ms)?;
-        self.inner.block(timeout).await.napi()
+        let lock = self.inner.clone();
+        let cancel = cancel.map(NativeCancel::subscribe);
+        env.spawn_future(async move {
+            let name = lock.name().to_owned();
+            let block = async move { lock.block(timeout).await.napi() };
+            cancellable(&name, cancel, block).await
+        })
     }
 
     /// ONE DeleteItem conditioned on our owner: true when this call deleted our lock.
@@ -573,5 +600,60 @@ impl NativeHeartbeat {
             Some(hb) => hb.stop().await,
             None => self.lost.borrow().clone(),
         }
+    }
+}
+
+/// A cancellation handle for `acquire` and `block`: `lib.js` cancels it when the caller's
+/// `AbortSignal` aborts.
+#[napi]
+pub struct NativeCancel {
+    cancelled: watch::Sender<bool>,
+}
+
+#[napi]
+impl NativeCancel {
+    /// A handle not cancelled yet.
+    #[napi(constructor)]
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Self {
+        NativeCancel {
+            cancelled: watch::channel(false).0,
+        }
+    }
+
+    /// Cancels the operations given this handle (those in flight and those started later).
+    #[napi]
+    pub fn cancel(&self) {
+        self.cancelled.send_replace(true);
+    }
+}
+
+impl NativeCancel {
+    fn subscribe(&self) -> watch::Receiver<bool> {
+        self.cancelled.subscribe()
+    }
+}
+
+/// Runs `op` until it ends or `cancel` is cancelled; then `op` is dropped, which is the core's
+/// cancellation (an acquire in flight deletes its write in the background if it landed), and the
+/// result is an `ABORTED` error.
+async fn cancellable<T>(
+    name: &str,
+    cancel: Option<watch::Receiver<bool>>,
+    op: impl Future<Output = Result<T>>,
+) -> Result<T> {
+    let Some(mut cancel) = cancel else {
+        return op.await;
+    };
+    let cancelled = async move {
+        if cancel.wait_for(|c| *c).await.is_err() {
+            // The handle was dropped without a cancel: never cancelled.
+            std::future::pending::<()>().await;
+        }
+    };
+    tokio::select! {
+        biased;
+        () = cancelled => Err(error::aborted(name)),
+        r = op => r,
     }
 }

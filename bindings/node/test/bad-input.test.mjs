@@ -47,7 +47,8 @@ async function run (c, table, at = endpoint) {
     client.destroy()
   }
   if (c.op === 'config') {
-    return new Store({ table: c.table ?? table, layout: c.layout, endpoint: c.endpoint ?? at })
+    const clockSkewMarginMs = c.clock_skew_margin === undefined ? undefined : c.clock_skew_margin * 1000
+    return new Store({ table: c.table ?? table, layout: c.layout, endpoint: c.endpoint ?? at, clockSkewMarginMs })
   }
   const store = new Store({ table: c.table === 'missing' ? 'ddblock_no_such_table' : table, endpoint: at, region: 'us-east-1', prefix: '', maxAttempts: 2 })
   if (c.op === 'lock') return store.lock(nameOf(c), { ttl: c.ttl })

@@ -87,7 +87,18 @@ export async function faultProxy (upstream, args) {
     child.once('error', reject)
     child.once('exit', (c) => reject(new Error(`fault-proxy exited ${c}`)))
   })
-  return { url: first.replace(/^listening /, ''), stop: () => child.kill('SIGTERM') }
+  const url = first.replace(/^listening /, '')
+  return {
+    url,
+    stop: () => child.kill('SIGTERM'),
+    /** Replaces the fault config (unnamed fields: no fault), as conftest.py's FaultProxy.faults. */
+    async faults (config) {
+      for (const [where, body] of [['/__proxy/config', config], ['/__proxy/reset', {}]]) {
+        const r = await fetch(url + where, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+        if (!r.ok) throw new Error(`fault-proxy ${where}: ${r.status} ${await r.text()}`)
+      }
+    },
+  }
 }
 
 /** Creates a fresh, empty S3 bucket on moto (which checks no signatures: a plain path-style PUT). */

@@ -23,6 +23,12 @@ async function main (): Promise<void> {
   const healthy: boolean = (await store.doctor({ scan: false })).healthy
   const acquired: boolean = await lock.acquire({ wait: { timeoutMs: 10 } })
   const until: number = await lock.block(10)
+  const controller = new AbortController()
+  const abortable: boolean = await lock.acquire({ wait: { timeoutMs: 10 }, signal: controller.signal })
+  const blocked: number = await lock.block(10, { signal: controller.signal })
+  const r: string = await store.withLock('x', { timeoutMs: 10, signal: controller.signal }, async (_l, signal) => String(signal.aborted))
+  const aborted: ErrorCode = 'ABORTED'
+  console.log(abortable, blocked, r, aborted)
   const i: number | bigint | null = await store.increment('counter', 2)
   try {
     await env.flush()

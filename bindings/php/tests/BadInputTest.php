@@ -10,7 +10,9 @@ use Throwable;
 
 /**
  * The shared bad-input table (compat-tests/bad-input.json) through the PHP driver: the lock and
- * acquire cases (get and put are Laravel's own DynamoDbStore, which the driver does not change).
+ * acquire cases, and the config cases of the driver's own settings (those with a `php` field: the
+ * clock-skew margin); get, put and the rest of the config are Laravel's own DynamoDbStore, which
+ * the driver does not change.
  * The driver is a drop-in for Laravel's lock, so where Laravel accepts an input (a ttl of 0 or
  * less is a day; names are not checked before the request) the driver does too, and the table
  * says what each case gets here: `php` in the case.
@@ -28,7 +30,7 @@ final class BadInputTest extends TestCase
         );
         $out = [];
         foreach ($table['cases'] as $case) {
-            if (in_array($case['op'], ['lock', 'acquire'], true)) {
+            if (in_array($case['op'], ['lock', 'acquire'], true) || ($case['op'] === 'config' && isset($case['php']))) {
                 $out[$case['case']] = [$case];
             }
         }
@@ -77,7 +79,13 @@ final class BadInputTest extends TestCase
         }
         $store = self::driverStore(self::layouts()[0], self::client($endpoint, null, $options), $table, '');
         try {
-            $got = ['acquires' => $store->lock($name, $case['ttl'])->get()];
+            if ($case['op'] === 'config') {
+                // What DdblockServiceProvider does with `ddblock.clock_skew_margin`.
+                $store->setClockSkewMargin($case['clock_skew_margin']);
+                $got = ['configured' => true];
+            } else {
+                $got = ['acquires' => $store->lock($name, $case['ttl'])->get()];
+            }
         } catch (Throwable $e) {
             $got = ['exception' => get_class($e), 'message' => $e->getMessage()];
             if (method_exists($e, 'getAwsErrorCode')) {

@@ -379,11 +379,13 @@ impl<'py> IntoPyObject<'py> for Doctor {
     }
 }
 
-/// A lock holder as `ddblock.Holder(owner, expires_at)`.
+/// A lock holder as `ddblock.Holder(owner, expires_at, fence)`.
 pub fn holder_to_py<'py>(py: Python<'py>, h: &Holder) -> PyResult<Bound<'py, PyAny>> {
-    HOLDER
-        .import(py, "ddblock._values", "Holder")?
-        .call1((h.owner.as_deref(), h.expires_at))
+    HOLDER.import(py, "ddblock._values", "Holder")?.call1((
+        h.owner.as_deref(),
+        h.expires_at,
+        h.fence,
+    ))
 }
 
 /// An optional holder crossing back from a future.

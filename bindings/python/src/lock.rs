@@ -3,9 +3,9 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
-use ddblock::lock::Heartbeat;
-use ddblock::Lock;
+use ddblock::{Heartbeat, Lock};
 use pyo3::prelude::*;
+use tokio::sync::watch;
 
 use crate::convert::{wait_duration, OptHolder};
 use crate::pending::Pending;
@@ -51,11 +51,13 @@ impl PyLock {
         self.inner.remaining().map(|d| d.as_secs_f64())
     }
 
-    /// Starts refreshing the held lock in the background; see `PyHeartbeat`.
+    /// Starts refreshing the held lock in the background (the core's heartbeat); see `Heartbeat`.
     fn heartbeat(&self) -> PyHeartbeat {
         let _in_runtime = runtime::get().enter();
+        let heartbeat = self.inner.heartbeat();
         PyHeartbeat {
-            inner: Mutex::new(Some(self.inner.heartbeat())),
+            lost: heartbeat.subscribe(),
+            inner: Mutex::new(Some(heartbeat)),
         }
     }
 
@@ -125,10 +127,12 @@ impl PyLock {
 }
 
 /// A running heartbeat (the core's): refreshes the lock until stopped; `lost` turns true when the
-/// lease is lost.
+/// lease is lost (and stays so after `stop`).
 #[pyclass(module = "ddblock._native", name = "Heartbeat", frozen)]
 pub struct PyHeartbeat {
     inner: Mutex<Option<Heartbeat>>,
+    /// The loss signal; it keeps its last value once the heartbeat is stopped.
+    lost: watch::Receiver<Option<String>>,
 }
 
 #[pymethods]
@@ -142,19 +146,17 @@ impl PyHeartbeat {
     /// Why the lease was lost, if it was.
     #[getter]
     fn reason(&self) -> Option<String> {
-        self.inner
-            .lock()
-            .ok()
-            .and_then(|h| h.as_ref().and_then(Heartbeat::reason))
+        self.lost.borrow().clone()
     }
 
-    /// Stops refreshing; the reason the lease was lost, or `None`.
+    /// Stops refreshing (again: nothing more); the reason the lease was lost, or `None`.
     fn stop(&self) -> Pending {
         let hb = self.inner.lock().ok().and_then(|mut h| h.take());
+        let lost = self.lost.clone();
         Pending::new(async move {
             Ok::<_, ddblock::Error>(match hb {
                 Some(hb) => hb.stop().await,
-                None => None,
+                None => lost.borrow().clone(),
             })
         })
     }

@@ -70,6 +70,7 @@ def run(c: dict[str, Any], endpoint: str, table: str) -> None:
             c.get("table", table),
             layout=c.get("layout"),
             endpoint_url=c.get("endpoint", endpoint),
+            clock_skew_margin=c.get("clock_skew_margin"),
         )
         return
     store = ddblock.Store(

@@ -86,3 +86,83 @@ def test_fences_grow(store: ddblock.Store) -> None:
     b = store.lock("f", 30)
     assert b.acquire(blocking=False)
     assert b.fence is not None and b.fence > first
+
+
+def test_a_heartbeat_outside_with_keeps_and_then_loses_the_lease(
+    store: ddblock.Store, endpoint: str
+) -> None:
+    beating = ddblock.Store(store.table, endpoint_url=endpoint, heartbeat_interval=0.3)
+    lock = beating.lock("export", 2)
+    assert lock.acquire(blocking=False)
+    hb = lock.heartbeat()
+    time.sleep(3.0)  # past the 2 s ttl
+    assert not hb.lost and hb.reason is None
+    assert lock.owned(), "the heartbeat kept it past its ttl"
+    store.lock("export").force_release()  # an operator steps in
+    deadline = time.monotonic() + 3
+    while not hb.lost and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert hb.lost, "seen at the next refresh"
+    assert hb.reason is not None and "no longer ours" in hb.reason
+    assert hb.stop() == hb.reason
+    assert hb.lost and hb.stop() == hb.reason, "stopping again keeps the verdict"
+
+
+def test_a_heartbeat_block_raises_lease_lost_and_keeps_the_lock_otherwise(
+    store: ddblock.Store, endpoint: str
+) -> None:
+    beating = ddblock.Store(store.table, endpoint_url=endpoint, heartbeat_interval=0.2)
+    kept = beating.lock("kept", 2)
+    assert kept.acquire(blocking=False)
+    with kept.heartbeat() as hb:
+        time.sleep(2.5)
+        assert not hb.lost
+    assert kept.owned(), "the block stops the heartbeat; it does not release"
+    assert kept.release()
+
+    lost = beating.lock("lost", 30)
+    assert lost.acquire(blocking=False)
+    with pytest.raises(ddblock.LeaseLost) as info, lost.heartbeat() as hb:
+        store.lock("lost").force_release()
+        deadline = time.monotonic() + 3
+        while not hb.lost and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert info.value.kind == "lease_lost" and info.value.name == "lost"
+    assert "no longer ours" in str(info.value)
+
+
+def test_an_async_heartbeat(store: ddblock.Store, endpoint: str) -> None:
+    aio = ddblock.AsyncStore(store.table, endpoint_url=endpoint, heartbeat_interval=0.2)
+
+    async def main() -> None:
+        lock = aio.lock("aio", 30)
+        assert await lock.acquire(blocking=False)
+        hb = lock.heartbeat()
+        assert isinstance(hb, ddblock.AsyncHeartbeat)
+        await aio.lock("aio").force_release()
+        for _ in range(60):
+            if hb.lost:
+                break
+            await asyncio.sleep(0.05)
+        assert hb.lost
+        assert await hb.stop() == hb.reason
+        with pytest.raises(ddblock.LeaseLost):
+            async with lock.heartbeat() as again:  # the lock is not ours: the first refresh says so
+                for _ in range(60):
+                    if again.lost:
+                        break
+                    await asyncio.sleep(0.05)
+
+    asyncio.run(main())
+
+
+def test_holders_carry_the_fence(store: ddblock.Store) -> None:
+    lock = store.lock("fenced", 30)
+    assert lock.acquire(blocking=False)
+    holder = lock.holder()
+    assert holder is not None and holder.fence is not None
+    assert holder.fence == lock.fence
+    with pytest.raises(ddblock.LockTimeout) as info, store.lock("fenced", 30, timeout=0):
+        pass
+    assert info.value.holder is not None and info.value.holder.fence == lock.fence
+    assert "fence=" in repr(holder)

@@ -36,6 +36,7 @@ Every call blocks with the GIL released, so other Python threads run meanwhile.
 '''
 
 WORDS = [
+    ("AsyncHeartbeat", "Heartbeat"),
     ("AsyncStore", "Store"),
     ("AsyncLock", "Lock"),
     ("AsyncOnce", "Once"),

@@ -225,7 +225,7 @@ impl Lock {
     /// during the work ([`Error::LeaseLost`]: the heartbeat saw it, or the release found the lock
     /// no longer ours) and a failed release are errors, never dropped, and keep the work's value
     /// in [`WorkError::value`]. If this future is dropped, the guard releases the lock in the
-    /// background (see [`super::LockGuard`]).
+    /// background (see [`crate::LockGuard`]).
     pub async fn with_lock<F, Fut, T>(self, timeout: Duration, work: F) -> Result<T, WorkError<T>>
     where
         F: FnOnce(Lease) -> Fut,

@@ -13,9 +13,9 @@ Reads and writes exactly the items of Laravel's ``DynamoDbStore`` and
 import atexit as _atexit
 
 from . import _native
-from ._aio import AsyncClaim, AsyncLock, AsyncOnce, AsyncStore
+from ._aio import AsyncClaim, AsyncHeartbeat, AsyncLock, AsyncOnce, AsyncStore
 from ._native import Versioned, __version__, serialize, unserialize
-from ._sync import Claim, Lock, Once, Store
+from ._sync import Claim, Heartbeat, Lock, Once, Store
 from ._values import Backoff, Holder, OnceResult, OnceStatus, PhpObject
 from .exceptions import (
     CodecError,
@@ -37,6 +37,7 @@ from .exceptions import (
 
 __all__ = [
     "AsyncClaim",
+    "AsyncHeartbeat",
     "AsyncLock",
     "AsyncOnce",
     "AsyncStore",
@@ -47,6 +48,7 @@ __all__ = [
     "ConflictError",
     "CredentialsError",
     "DdblockError",
+    "Heartbeat",
     "Holder",
     "InvalidKey",
     "InvalidTtl",

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 from ._base import (
     ClaimBase,
+    HeartbeatBase,
     LockBase,
     OnceBase,
     StoreBase,
@@ -26,7 +27,7 @@ from ._native import Versioned
 from ._values import Holder, OnceResult, OnceStatus
 from .exceptions import DdblockError
 
-__all__ = ["AsyncClaim", "AsyncLock", "AsyncOnce", "AsyncStore"]
+__all__ = ["AsyncClaim", "AsyncHeartbeat", "AsyncLock", "AsyncOnce", "AsyncStore"]
 
 _T = TypeVar("_T")
 #: The caller's handler for ``Once.run``.
@@ -229,6 +230,15 @@ class AsyncLock(LockBase):
         """Who holds the lock now and until when; None when it is free (consistent read)."""
         return await self._native.holder()
 
+    def heartbeat(self) -> AsyncHeartbeat:
+        """Starts refreshing the lock this handle holds, in the background, every
+        ``heartbeat_interval`` (default: a third of the ttl); see :class:`AsyncHeartbeat`.
+
+        For a lock acquired with ``acquire()`` (``with`` runs its own). A handle that holds no
+        lease reports it lost at once.
+        """
+        return AsyncHeartbeat(self._native.heartbeat(), self.name)
+
     async def __aenter__(self) -> AsyncLock:
         await self._native.block(self._timeout)
         self._heartbeat = self._native.heartbeat()
@@ -332,3 +342,31 @@ class AsyncClaim(ClaimBase):
     async def give_back(self) -> bool:
         """Gives the claim back so the next delivery runs the handler; False when not ours."""
         return await self._native.give_back()
+
+
+class AsyncHeartbeat(HeartbeatBase):
+    """The heartbeat of a held lock (``lock.heartbeat()``): refreshes it until stopped, and says
+    when the lease is lost (``lost``, ``reason``), the same heartbeat ``with`` runs.
+
+    ``async with lock.heartbeat() as hb: ...`` stops it at the end of the block and raises
+    :class:`~ddblock.LeaseLost` there if the lease was lost (a note on the body's exception, if
+    it raised one). The lock is not released: that is still ``release()``'s job.
+    """
+
+    __slots__ = ()
+
+    async def stop(self) -> str | None:
+        """Stops refreshing; the reason the lease was lost, or None. Stopping again is fine."""
+        return await self._native.stop()
+
+    async def __aenter__(self) -> AsyncHeartbeat:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        lost = await self._native.stop()
+        end_of_lease(self._name, lost, True, exc)

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ClaimBase",
+    "HeartbeatBase",
     "LockBase",
     "OnceBase",
     "StoreBase",
@@ -214,6 +215,32 @@ class LockBase:
 
     def __repr__(self) -> str:
         return type(self).__name__ + repr(self._native)[len("Lock") :]
+
+
+class HeartbeatBase:
+    """A running heartbeat's state: whether the lease was lost, and why."""
+
+    __slots__ = ("_name", "_native")
+
+    def __init__(self, native: _NativeHeartbeat, name: str) -> None:
+        self._native = native
+        self._name = name
+
+    @property
+    def lost(self) -> bool:
+        """Whether the lease has been lost (stop touching what the lock protects); it stays
+        true after ``stop()``."""
+        return self._native.lost
+
+    @property
+    def reason(self) -> str | None:
+        """Why the lease was lost (a refresh found the lock no longer ours, or no refresh
+        succeeded before the lease ran out); None while it is kept."""
+        return self._native.reason
+
+    def __repr__(self) -> str:
+        state = "lost" if self.lost else "kept"
+        return f"{type(self).__name__}(lock={self._name!r}, lease={state})"
 
 
 class OnceBase:

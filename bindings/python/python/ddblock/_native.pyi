@@ -59,7 +59,7 @@ class ConflictRetry:
 class Heartbeat:
     """
     A running heartbeat (the core's): refreshes the lock until stopped; `lost` turns true when the
-    lease is lost.
+    lease is lost (and stays so after `stop`).
     """
     @property
     def lost(self, /) -> bool:
@@ -73,7 +73,7 @@ class Heartbeat:
         """
     def stop(self, /) -> Pending:
         """
-        Stops refreshing; the reason the lease was lost, or `None`.
+        Stops refreshing (again: nothing more); the reason the lease was lost, or `None`.
         """
 
 @final
@@ -99,7 +99,7 @@ class Lock:
     def force_release(self, /) -> Pending: ...
     def heartbeat(self, /) -> Heartbeat:
         """
-        Starts refreshing the held lock in the background; see `PyHeartbeat`.
+        Starts refreshing the held lock in the background (the core's heartbeat); see `Heartbeat`.
         """
     def holder(self, /) -> Pending: ...
     @property

@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 from ._base import (
     ClaimBase,
+    HeartbeatBase,
     LockBase,
     OnceBase,
     StoreBase,
@@ -25,7 +26,7 @@ from ._native import Versioned
 from ._values import Holder, OnceResult, OnceStatus
 from .exceptions import DdblockError
 
-__all__ = ["Claim", "Lock", "Once", "Store"]
+__all__ = ["Claim", "Heartbeat", "Lock", "Once", "Store"]
 
 _T = TypeVar("_T")
 #: The caller's handler for ``Once.run``.
@@ -228,6 +229,15 @@ class Lock(LockBase):
         """Who holds the lock now and until when; None when it is free (consistent read)."""
         return self._native.holder().wait()
 
+    def heartbeat(self) -> Heartbeat:
+        """Starts refreshing the lock this handle holds, in the background, every
+        ``heartbeat_interval`` (default: a third of the ttl); see :class:`Heartbeat`.
+
+        For a lock acquired with ``acquire()`` (``with`` runs its own). A handle that holds no
+        lease reports it lost at once.
+        """
+        return Heartbeat(self._native.heartbeat(), self.name)
+
     def __enter__(self) -> Lock:
         self._native.block(self._timeout).wait()
         self._heartbeat = self._native.heartbeat()
@@ -331,3 +341,31 @@ class Claim(ClaimBase):
     def give_back(self) -> bool:
         """Gives the claim back so the next delivery runs the handler; False when not ours."""
         return self._native.give_back().wait()
+
+
+class Heartbeat(HeartbeatBase):
+    """The heartbeat of a held lock (``lock.heartbeat()``): refreshes it until stopped, and says
+    when the lease is lost (``lost``, ``reason``), the same heartbeat ``with`` runs.
+
+    ``with lock.heartbeat() as hb: ...`` stops it at the end of the block and raises
+    :class:`~ddblock.LeaseLost` there if the lease was lost (a note on the body's exception, if
+    it raised one). The lock is not released: that is still ``release()``'s job.
+    """
+
+    __slots__ = ()
+
+    def stop(self) -> str | None:
+        """Stops refreshing; the reason the lease was lost, or None. Stopping again is fine."""
+        return self._native.stop().wait()
+
+    def __enter__(self) -> Heartbeat:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        lost = self._native.stop().wait()
+        end_of_lease(self._name, lost, True, exc)

@@ -41,11 +41,13 @@ class Holder:
     owner: str | None
     #: Unix time (seconds) the lock expires at; None for an item without expiry.
     expires_at: int | None
+    #: The fencing token of the holder's acquisition; None for a lock Laravel wrote.
+    fence: int | None = None
 
     def __repr__(self) -> str:
         # The owner releases the lock: show its first characters only.
         shown = None if self.owner is None else self.owner[:4] + "…"
-        return f"Holder(owner={shown!r}, expires_at={self.expires_at!r})"
+        return f"Holder(owner={shown!r}, expires_at={self.expires_at!r}, fence={self.fence!r})"
 
 
 @dataclass(frozen=True)
