@@ -41,6 +41,7 @@ step_chaos() {
     cargo build --quiet -p ddblock-chaos --bins
     "${CARGO_TARGET_DIR:-target}/debug/chaos" --profile short
 }
+step_bench() { compat-tests/bench.sh --smoke --prebuilt; }
 
 STEPS=(
     "fmt|rustfmt check: cargo fmt --all -- --check"
@@ -51,16 +52,17 @@ STEPS=(
     "node|Node binding (napi-rs): bindings/node/test.sh (debug build, index.d.ts drift, tsc, node --test)"
     "php-driver|PHP driver ddblock/laravel: bindings/php/test.sh (php -l, phpcs PSR-12, conformance vectors, PHPUnit on Laravel 8.83 and 13 with the CLI, Python and Node as peers)"
     "docs|every code block of README.md and docs/, run as written: compat-tests/docs/snippets.py"
+    "bench|benchmarks, smoke profile: every figure on a tiny load, debug builds, no timing judged (compat-tests/bench.sh --smoke)"
     "chaos|chaos run, short profile: every language on one table through every fault at once, judged from the server's journal (compat-tests/chaos)"
 )
 
 # Waves: a step starts once every step of the waves before it has ended. The
-# PHP driver's cross-language tests and the snippets need the Python and Node
-# bindings those steps build.
+# PHP driver's cross-language tests, the snippets and the bench need the Python
+# and Node bindings those steps build.
 WAVES=(
     "fmt clippy"
     "test php python node"
-    "php-driver docs chaos"
+    "php-driver docs chaos bench"
 )
 
 # --- plumbing --------------------------------------------------------------------
