@@ -179,6 +179,17 @@ def cpu_section(pairs: list[Row], goals: Goals, plots: Path) -> str:
     )
 
 
+def short(side: str) -> str:
+    """A contention side's name for a plot's axis."""
+    if side.startswith("stock"):
+        return "Laravel\nblock()"
+    if side.startswith("ddblock before"):
+        return "ddblock\nbefore"
+    if "one process" in side:
+        return "ddblock\none process"
+    return "ddblock\nblock()"
+
+
 def contention_section(rows: list[Row], goals: Goals, plots: Path) -> str:
     body = []
     for r in rows:
@@ -258,8 +269,8 @@ def contention_section(rows: list[Row], goals: Goals, plots: Path) -> str:
         ax.boxplot(data, whis=(1, 99), showfliers=False)
         ax.set_xticks(
             range(1, len(data) + 1),
-            [s.split(" (")[0].replace("ddblock ", "ddblock\n") for s in sides if (w, s) in by],
-            fontsize=6,
+            [short(s) for s in sides if (w, s) in by],
+            fontsize=7,
         )
         ax.set_title(f"{w} workers")
         ax.set_ylabel("hand-off latency (ms), whiskers p1–p99")
@@ -421,6 +432,7 @@ def main() -> int:
     ap.add_argument("results", type=Path)
     ap.add_argument("--plots", type=Path, required=True)
     ap.add_argument("--docs", type=Path)
+    ap.add_argument("--note", action="append", default=[], help="a paragraph after the run line")
     args = ap.parse_args()
     res: dict[str, Any] = json.loads(args.results.read_text())
     args.plots.mkdir(parents=True, exist_ok=True)
@@ -434,6 +446,7 @@ def main() -> int:
             "(the 2 cores are shared with other engineers' builds and a long chaos run: absolute figures are noisy, ratios within one run are the result)."
         )
     ]
+    parts[0] = "\n\n".join([parts[0], *args.note])
     plots_rel = os.path.relpath(args.plots, args.docs.parent) if args.docs else str(args.plots)
     sections = [
         ("requests", "### 1. Requests per uncontended acquire + release", requests_section, False),
