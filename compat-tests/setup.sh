@@ -7,6 +7,8 @@
 #   - PHP, Laravel 8.83, Guzzle, PHPUnit and phpcs (Debian packages), used by
 #     the Laravel interop tests, the codec fixtures and the PHP driver's tests;
 #     checks that the AWS SDK for PHP and Laravel 13's lock classes are there
+#   - cargo-fuzz (crates.io, pinned below) and a C++ compiler (libFuzzer is C++), for the
+#     fuzz step's smoke run (fuzz/run.sh)
 #
 # Idempotent: every part is skipped when already installed at the pinned
 # versions, so a second run takes about a second.
@@ -47,6 +49,7 @@ command -v node >/dev/null 2>&1 || missing+=(nodejs)
 command -v npm >/dev/null 2>&1 || missing+=(npm)
 # faketime (libfaketime): runs one lock worker with a skewed clock (bindings/cli/tests/clock_skew.rs).
 command -v faketime >/dev/null 2>&1 || missing+=(faketime)
+command -v c++ >/dev/null 2>&1 || missing+=(g++)
 if [[ ${#missing[@]} -gt 0 ]]; then
     apt_install "${missing[@]}"
 fi
@@ -168,5 +171,19 @@ else
     log "dynalite: installed"
 fi
 log "dynalite: $(node -p 'require("./node_modules/dynalite/package.json").version')"
+
+# --- cargo-fuzz (crates.io) ------------------------------------------------------
+# The fuzz step (fuzz/run.sh smoke) runs libFuzzer through cargo fuzz on the stable toolchain
+# (`-s none`: no sanitizer, no nightly). ~40 s to install on 2 cores, once.
+CARGO_FUZZ_VERSION=0.13.2
+if [[ "$(cargo fuzz --version 2>/dev/null)" == "cargo-fuzz $CARGO_FUZZ_VERSION" ]]; then
+    log "cargo-fuzz: $CARGO_FUZZ_VERSION already installed, skipping"
+else
+    log "cargo-fuzz: cargo install --locked cargo-fuzz@$CARGO_FUZZ_VERSION"
+    cargo install --locked --quiet "cargo-fuzz@$CARGO_FUZZ_VERSION"
+    [[ "$(cargo fuzz --version 2>/dev/null)" == "cargo-fuzz $CARGO_FUZZ_VERSION" ]] ||
+        die "cargo-fuzz: 'cargo fuzz --version' does not report $CARGO_FUZZ_VERSION after install"
+    log "cargo-fuzz: installed"
+fi
 
 log "done in $((SECONDS - START_SECONDS)) s"

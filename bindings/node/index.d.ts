@@ -9,6 +9,28 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/** What a claim found. */
+export declare class NativeClaim {
+  /** True when this delivery won the claim. */
+  get won(): boolean
+  /** Why it was skipped; `null` when won. */
+  get status(): OnceStatus | null
+  /** When the claim expires; `null` when not won. */
+  get expiresAt(): number | null
+  /** An earlier attempt of this claim landed but its answer was lost (still ours). */
+  get recovered(): boolean
+  /** Marks the event done; rejects with `CONFLICT` when the claim is not (or no longer) ours. */
+  done(): Promise<void>
+  /** Gives the claim back; false when it is not (or no longer) ours. */
+  giveBack(): Promise<boolean>
+}
+
+/** The core's bounded retry of a read-modify-write loop. */
+export declare class NativeConflictRetry {
+  /** After a conflict: waits the backoff, or rejects with `CONFLICT` after the last attempt. */
+  afterConflict(): Promise<void>
+}
+
 /** A running heartbeat: refreshes the lock until stopped. */
 export declare class NativeHeartbeat {
   /** Resolves with the reason when the lease is lost, or `null` once stopped without a loss. */
@@ -56,6 +78,22 @@ export declare class NativeLock {
 }
 export type Lock = NativeLock
 
+/** The once-only guard of one event id. */
+export declare class NativeOnce {
+  /** The event id as given. */
+  get eventId(): string
+  /** The table key. */
+  get key(): string
+  /** How long a claim lasts, in seconds. */
+  get ttl(): number
+  /** How long a done event is remembered, in seconds. */
+  get doneTtl(): number
+  /** Claims the event (one UpdateItem, usually): won or not. */
+  claim(): Promise<NativeClaim>
+  /** Where the event stands (one consistent GetItem). */
+  status(): Promise<OnceStatus>
+}
+
 /** A Laravel cache table (`Illuminate\Cache\DynamoDbStore`'s items). Cheap to share. */
 export declare class NativeStore {
   /** A store over `options` (CONFIG error when invalid). Connects on the first call. */
@@ -73,6 +111,19 @@ export declare class NativeStore {
    * defaults to a fresh random token. An invalid name, ttl or owner throws here.
    */
   lock(name: string, ttl?: number | undefined | null, owner?: string | undefined | null): Lock
+  /** The once-only guard of `eventId` (a cache key); sends nothing. Bad ids or ttls throw here. */
+  once(eventId: string, options: OnceOptions): NativeOnce
+  /** `key`'s value and version: one strongly consistent GetItem. */
+  getVersioned(key: string): Promise<NativeVersioned>
+  /**
+   * Stores `value` for `ttl` only if the entry is at `version`; the written value and
+   * version, or `null` on a conflict.
+   */
+  putIfVersion(key: string, value: unknown, ttl: number, version: number): Promise<NativeVersioned | null>
+  /** Stores `value` only if the entry is as `seen` read it (version and value). */
+  putIfUnchanged(key: string, value: unknown, ttl: number, seen: NativeVersioned): Promise<NativeVersioned | null>
+  /** The core's bounded retry of an `update` loop on `key` (default 10 attempts). */
+  conflictRetry(key: string, attempts?: number | undefined | null): NativeConflictRetry
   /** The value of `key`, or `undefined` when missing or expired. */
   get(key: string): Promise<unknown>
   /**
@@ -110,6 +161,14 @@ export declare class NativeStore {
   doctor(options?: DoctorInput | undefined | null): Promise<DoctorReport>
 }
 export type Store = NativeStore
+
+/** A value read with its version. */
+export declare class NativeVersioned {
+  /** The live value; `undefined` when missing or expired. */
+  get value(): unknown
+  /** The version (0: none). */
+  get version(): number
+}
 
 /** One doctor check. */
 export interface Check {
@@ -160,10 +219,30 @@ export interface Holder {
   fence?: number
 }
 
+/** Options of `once`. */
+export interface OnceOptions {
+  /** How long a claim lasts, in seconds: longer than the handler runs. */
+  ttl: number
+  /** How long a done event is remembered, in seconds (default 86400). */
+  doneTtl?: number
+}
+
+/** Where an event stands. */
+export interface OnceStatus {
+  /** `free`, `in_progress`, `done`, `given_back` or `expired`. */
+  state: string
+  /** The claim counter: how many deliveries tried since the item was created. */
+  claims?: number
+  /** When the claim ends (in progress) or the done record is forgotten (done), Unix seconds. */
+  expiresAt?: number
+  /** When the handler was marked done, Unix seconds. */
+  doneAt?: number
+}
+
 /**
  * Options of `new Store(...)`: what is not given comes from Laravel's variables
  * (`DYNAMODB_CACHE_TABLE`, `DYNAMODB_ENDPOINT`, `AWS_DEFAULT_REGION`, `CACHE_PREFIX`,
- * `DDBLOCK_LAYOUT`), then Laravel's defaults.
+ * `DDBLOCK_LAYOUT`, `DDBLOCK_BACKEND`, `DDBLOCK_S3_BUCKET`), then Laravel's defaults.
  */
 export interface StoreOptions {
   /** Table name (default `cache`). */
@@ -194,6 +273,13 @@ export interface StoreOptions {
   clockSkewMarginMs?: number
   /** How often `withLock`'s heartbeat refreshes the lock, in ms (default: a third of the ttl). */
   heartbeatIntervalMs?: number
+  /**
+   * Where locks live: `dynamodb` (the table, default) or `s3` (a bucket, `bucket`; `endpoint`
+   * serves it too). Cache entries, `once` and compare-and-set stay in the table.
+   */
+  backend?: string
+  /** The bucket of the `s3` lock backend. */
+  bucket?: string
 }
 
 /** What `createTable` did. */

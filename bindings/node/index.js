@@ -835,9 +835,13 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.NativeClaim = nativeBinding.NativeClaim
+module.exports.NativeConflictRetry = nativeBinding.NativeConflictRetry
 module.exports.NativeHeartbeat = nativeBinding.NativeHeartbeat
 module.exports.NativeLock = nativeBinding.NativeLock
 module.exports.Lock = nativeBinding.Lock
+module.exports.NativeOnce = nativeBinding.NativeOnce
 module.exports.NativeStore = nativeBinding.NativeStore
 module.exports.Store = nativeBinding.Store
+module.exports.NativeVersioned = nativeBinding.NativeVersioned
 module.exports.errorCodes = nativeBinding.errorCodes

@@ -328,6 +328,37 @@ def acquire(layout: str) -> dict:
              x.acquire_input(OWNER, 10), None, [x.take(OWNER, 10), x.take(OWNER, 10), x.delete_attempt(OWNER)],
              {"outcome_unknown": {"cleanup": "failed"}}, {"throws": "outcome_unknown", "cleanup": "failed"},
              x.ours(OWNER, 10, first), faults={"answers_lost": ["UpdateItem"], "requests_lost": ["DeleteItem"]}),
+        case("throttled-then-free", "The first try is throttled (faults.sequence: answered 400 "
+             "ProvisionedThroughputExceededException, not forwarded): refused before it could land. "
+             "The acquire write is sent with the SDK's retries off and the implementation retries a "
+             "refusal itself, after a jittered backoff (50 ms, doubling, at most 1 s): the second try "
+             "takes the lock.", x,
+             x.acquire_input(OWNER, 10), None, [x.take(OWNER, 10)] * 2, acquired(OWNER, 10, first), True,
+             x.ours(OWNER, 10, first), faults={"sequence": {"UpdateItem": ["throttle"]}}),
+        case("throttled-out", "Every try is throttled: a call retries refused tries up to 3 tries "
+             "(max_attempts, the default of every implementation), then fails with the throttling: an "
+             "error, never false; nothing was written, nothing to clean.", x,
+             x.acquire_input(OWNER, 10), None, [x.take(OWNER, 10)] * 3, {"error": "throttled"},
+             {"throws": "lock_exception", "code": "ProvisionedThroughputExceededException"}, None,
+             faults={"sequence": {"UpdateItem": ["throttle", "throttle", "throttle"]}}),
+        case("unknown-then-throttled", "The first try lands and its connection is reset (no answer: "
+             "the outcome is unknown), the next two are throttled. The implementation sees every try: "
+             "the refusals are retried, and the try after them finds this call's own write: "
+             "recovered, with the first write's expiry and fence. (With the SDK retrying the write, "
+             "the last throttling alone came back, as if nothing had been written, and the write "
+             "held the lock until its expiry.)", x,
+             x.acquire_input(OWNER, 10), None, [x.take(OWNER, 10)] * 4,
+             {"recovered": {"expires_at": NOW + 10, "fence": first}}, True, x.ours(OWNER, 10, first),
+             without_all_old=[x.take(OWNER, 10)] * 4 + [x.get()],
+             faults={"sequence": {"UpdateItem": ["reset", "throttle", "throttle"]}}),
+        case("unknown-then-throttled-out", "The first try lands and its connection is reset, and "
+             "every try after it is throttled until the refused tries are used up (3 tries of the "
+             "resend): the write may have landed, so it is cleaned up as for an unknown outcome (the "
+             "DeleteItem finds and deletes it) and the call fails saying the outcome was unknown, "
+             "never with the throttling alone.", x,
+             x.acquire_input(OWNER, 10), None, [x.take(OWNER, 10)] * 4 + [x.delete_attempt(OWNER)],
+             {"outcome_unknown": {"cleanup": "deleted"}}, {"throws": "outcome_unknown", "cleanup": "deleted"},
+             None, faults={"sequence": {"UpdateItem": ["reset", "throttle", "throttle", "throttle"]}}),
     ]
     e = Ctx(layout, prefix="")
     cases.append(case("no-prefix", "Without a prefix every layout's lock key is the bare name.", e,
@@ -365,16 +396,22 @@ def acquire(layout: str) -> dict:
             {"answer": "ConditionalCheckFailedException without Item", "outcome": "read",
              "meaning": "the server ignores ALL_OLD (dynalite): one GetItem with ConsistentRead "
              "decides as above; no item means it was freed meanwhile: write again"},
-            {"answer": "no answer after the SDK's retries (timeout, connection reset or closed after "
-             "the request was sent, 5xx)", "outcome": "outcome_unknown",
+            {"answer": "no answer (timeout, connection reset or closed after the request was sent), "
+             "or 500 InternalServerError / 503 ServiceUnavailable", "outcome": "outcome_unknown",
              "meaning": "the write may have landed: send the same write (same attempt id) again, "
              "once or while a deadline allows (an answer then decides as above), then delete it "
              "with DeleteItem conditioned on #value = :owner AND #attempt = :attempt and fail "
              "saying the outcome was unknown and what the clean-up found: deleted (the write had "
              "landed), not_found (nothing of this attempt's), failed (the lock may be ours until "
              "its expiry)"},
-            {"answer": "any other error (throttling past the SDK's retries, missing table, a "
-             "connection that was never made)", "outcome": "error",
+            {"answer": "throttled (ProvisionedThroughputExceededException, ThrottlingException, "
+             "RequestLimitExceeded), or a connection that was never made", "outcome": "refused",
+             "meaning": "nothing was written: the write is sent again after a jittered backoff (50 ms, "
+             "doubling, at most 1 s), up to 3 tries (max_attempts) counting the refused ones; then "
+             "the refusal is the error, or, after a try with no answer, the clean-up and "
+             "outcome_unknown. The acquire write goes out with the SDK's retries off, so no try's "
+             "outcome is hidden behind a later one"},
+            {"answer": "any other error (missing table, validation, credentials)", "outcome": "error",
              "meaning": "nothing was written; an exception, never false"},
         ],
         "cases": cases,

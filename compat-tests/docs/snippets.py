@@ -8,7 +8,8 @@ against a local DynamoDB server: the examples are tests.
 
 Each block gets a fresh table and this environment (what a reader on a local setup would have):
 DYNAMODB_ENDPOINT (the server), DYNAMODB_CACHE_TABLE (the fresh table), AWS_DEFAULT_REGION,
-test credentials, and PATH with the built `ddblock` CLI first. Blocks are run by language:
+test credentials, and PATH with the built `ddblock` CLI first; the S3 bucket `locks` exists on the
+server (docs/s3.md's examples keep their locks there). Blocks are run by language:
 
     python        bindings/python/.venv/bin/python (the binding as `maturin develop` built it)
     js            node, as an ES module inside bindings/node (so `import ... from 'ddblock'` works)
@@ -36,6 +37,8 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -123,11 +126,23 @@ def fresh_table(url: str, n: int) -> str:
     return table
 
 
+def ensure_bucket(url: str, name: str = "locks") -> None:
+    """Creates bucket `name` on moto (which checks no signatures) unless it exists."""
+    req = urllib.request.Request(f"{url}/{name}", method="PUT")
+    try:
+        urllib.request.urlopen(req, timeout=30).close()
+    except urllib.error.HTTPError as e:
+        if e.code != 409:  # BucketAlreadyOwnedByYou
+            raise
+
+
 def base_env(url: str, table: str) -> dict[str, str]:
     env = {
         k: v
         for k, v in os.environ.items()
-        if not k.startswith(("DYNAMODB_", "CACHE_PREFIX", "DDBLOCK_LAYOUT", "AWS_"))
+        if not k.startswith(
+            ("DYNAMODB_", "CACHE_PREFIX", "DDBLOCK_LAYOUT", "DDBLOCK_BACKEND", "DDBLOCK_S3_", "AWS_")
+        )
     }
     env.update(
         DYNAMODB_ENDPOINT=url,
@@ -194,6 +209,7 @@ def main(argv: list[str]) -> int:
             print(f"{b.where:30} {b.lang:7} {'not run: ' + b.skip if b.skip else how}")
         return 0
     url = endpoint()
+    ensure_bucket(url)
     failed = 0
     ran = 0
     skipped = 0

@@ -86,6 +86,32 @@ impl Backoff {
     }
 }
 
+/// Where a store keeps its locks. Cache entries, the once-only guard and compare-and-set always
+/// live in the DynamoDB table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LockBackendKind {
+    /// The DynamoDB table, in Laravel's lock items (the default).
+    #[default]
+    DynamoDb,
+    /// Objects in an S3 bucket, with S3's conditional writes (`If-None-Match`, `If-Match`).
+    S3,
+}
+
+impl std::str::FromStr for LockBackendKind {
+    type Err = Error;
+
+    /// `dynamodb` or `s3` (any case).
+    fn from_str(s: &str) -> Result<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "dynamodb" => Ok(LockBackendKind::DynamoDb),
+            "s3" => Ok(LockBackendKind::S3),
+            _ => Err(Error::Config(format!(
+                "unknown lock backend {s:?}: use dynamodb (the default) or s3"
+            ))),
+        }
+    }
+}
+
 /// Everything a [`crate::Store`] needs; build it with [`StoreConfig::builder`].
 #[derive(Clone)]
 pub struct StoreConfig {
@@ -107,6 +133,9 @@ pub struct StoreConfig {
     pub(crate) clock_skew_margin: Duration,
     pub(crate) heartbeat_interval: Option<Duration>,
     pub(crate) prefix_from_app_name: Option<String>,
+    pub(crate) lock_backend: LockBackendKind,
+    pub(crate) s3_bucket: Option<String>,
+    pub(crate) s3_release_by_overwrite: bool,
 }
 
 impl fmt::Debug for StoreConfig {
@@ -148,6 +177,9 @@ impl StoreConfig {
                 clock_skew_margin: DEFAULT_CLOCK_SKEW_MARGIN,
                 heartbeat_interval: None,
                 prefix_from_app_name: None,
+                lock_backend: LockBackendKind::DynamoDb,
+                s3_bucket: None,
+                s3_release_by_overwrite: false,
             },
         }
     }
@@ -184,6 +216,21 @@ impl StoreConfig {
         }
         if let Some(l) = nonempty("DDBLOCK_LAYOUT") {
             b = b.layout(l.parse()?);
+        }
+        if let Some(k) = nonempty("DDBLOCK_BACKEND") {
+            b = b.lock_backend(k.parse()?);
+        }
+        if let Some(bucket) = nonempty("DDBLOCK_S3_BUCKET") {
+            b = b.s3_bucket(bucket);
+        }
+        match nonempty("DDBLOCK_S3_RELEASE").as_deref() {
+            None | Some("delete") => {}
+            Some("overwrite") => b = b.s3_release_by_overwrite(true),
+            Some(other) => {
+                return Err(Error::Config(format!(
+                    "DDBLOCK_S3_RELEASE must be delete (the default) or overwrite, got {other:?}"
+                )))
+            }
         }
         if let Some(m) = nonempty("DDBLOCK_CLOCK_SKEW_MARGIN") {
             let secs: u64 = m.trim().parse().map_err(|_| {
@@ -292,6 +339,18 @@ impl StoreConfig {
     pub fn heartbeat_interval(&self) -> Option<Duration> {
         self.heartbeat_interval
     }
+    /// Where locks are kept.
+    pub fn lock_backend(&self) -> LockBackendKind {
+        self.lock_backend
+    }
+    /// The S3 bucket of the `s3` lock backend.
+    pub fn s3_bucket(&self) -> Option<&str> {
+        self.s3_bucket.as_deref()
+    }
+    /// Whether the s3 backend releases by a conditional overwrite instead of a conditional delete.
+    pub fn s3_release_by_overwrite(&self) -> bool {
+        self.s3_release_by_overwrite
+    }
 }
 
 /// Builder for [`StoreConfig`].
@@ -379,6 +438,23 @@ impl StoreConfigBuilder {
         self.cfg.max_attempts = Some(n);
         self
     }
+    /// Where locks are kept (`DDBLOCK_BACKEND`): the DynamoDB table, or an S3 bucket.
+    pub fn lock_backend(mut self, kind: LockBackendKind) -> Self {
+        self.cfg.lock_backend = kind;
+        self
+    }
+    /// The bucket of the S3 lock backend (`DDBLOCK_S3_BUCKET`).
+    pub fn s3_bucket(mut self, bucket: impl Into<String>) -> Self {
+        self.cfg.s3_bucket = Some(bucket.into());
+        self
+    }
+    /// Release S3 locks by a conditional overwrite to a released object (`DDBLOCK_S3_RELEASE=
+    /// overwrite`) instead of a conditional delete: for servers that ignore `If-Match` on
+    /// DeleteObject (a server that refuses it gets the overwrite anyway).
+    pub fn s3_release_by_overwrite(mut self, yes: bool) -> Self {
+        self.cfg.s3_release_by_overwrite = yes;
+        self
+    }
     /// Default backoff of `block()`.
     pub fn backoff(mut self, backoff: Backoff) -> Self {
         self.cfg.backoff = backoff;
@@ -445,6 +521,22 @@ impl StoreConfigBuilder {
             return Err(Error::Config("max_attempts must be at least 1".into()));
         }
         c.backoff.validate()?;
+        match (c.lock_backend, c.s3_bucket.as_deref()) {
+            (LockBackendKind::S3, None) => {
+                return Err(Error::Config(
+                    "the s3 lock backend needs a bucket: DDBLOCK_S3_BUCKET, --bucket, or the \
+                     s3_bucket setting"
+                        .into(),
+                ))
+            }
+            (_, Some(b)) if !valid_bucket(b) => {
+                return Err(Error::Config(format!(
+                    "bucket name {b:?} is not a valid S3 bucket name (3-63 characters of a-z, \
+                     0-9, . and -, starting and ending with a letter or digit)"
+                )))
+            }
+            _ => {}
+        }
         for (what, d) in [
             ("connect timeout", c.connect_timeout),
             ("operation timeout", c.operation_timeout),
@@ -459,6 +551,16 @@ impl StoreConfigBuilder {
         }
         Ok(self.cfg)
     }
+}
+
+/// S3's rules for a bucket name (general purpose buckets).
+fn valid_bucket(b: &str) -> bool {
+    let edge = |c: Option<u8>| c.is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
+    (3..=63).contains(&b.len())
+        && b.bytes()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'.' || c == b'-')
+        && edge(b.bytes().next())
+        && edge(b.bytes().last())
 }
 
 /// Laravel's default `cache.prefix` when `CACHE_PREFIX` is unset, from `config/cache.php`:

@@ -187,6 +187,16 @@ pub enum Error {
     /// The operation does not exist for a DynamoDB store (as in Laravel).
     #[error("unsupported: {0}")]
     Unsupported(String),
+    /// Another writer won where the caller cannot go on: a compare-and-set `update` still found
+    /// the item changed after its last attempt, or a once-claim was no longer ours when marked
+    /// done (it expired and another caller took it over).
+    #[error("conflict on {key:?}: {message}")]
+    Conflict {
+        /// The cache key or event id as given.
+        key: String,
+        /// What happened and what to do.
+        message: String,
+    },
 }
 
 fn holder_suffix(holder: &Option<Box<Holder>>) -> String {
@@ -225,6 +235,8 @@ pub enum ErrorKind {
     Config,
     /// See [`Error::Unsupported`].
     Unsupported,
+    /// See [`Error::Conflict`].
+    Conflict,
 }
 
 impl ErrorKind {
@@ -243,6 +255,7 @@ impl ErrorKind {
         ErrorKind::Credentials,
         ErrorKind::Config,
         ErrorKind::Unsupported,
+        ErrorKind::Conflict,
     ];
 
     /// A stable snake_case name (`table_not_found`, `lock_timeout`, …) for JSON output and bindings.
@@ -261,6 +274,7 @@ impl ErrorKind {
             ErrorKind::Credentials => "credentials",
             ErrorKind::Config => "config",
             ErrorKind::Unsupported => "unsupported",
+            ErrorKind::Conflict => "conflict",
         }
     }
 }
@@ -282,6 +296,7 @@ impl Error {
             Error::Credentials { .. } => ErrorKind::Credentials,
             Error::Config(_) => ErrorKind::Config,
             Error::Unsupported(_) => ErrorKind::Unsupported,
+            Error::Conflict { .. } => ErrorKind::Conflict,
         }
     }
 
@@ -304,7 +319,8 @@ impl Error {
             | Error::Codec(_)
             | Error::Credentials { .. }
             | Error::Config(_)
-            | Error::Unsupported(_) => false,
+            | Error::Unsupported(_)
+            | Error::Conflict { .. } => false,
         }
     }
 
@@ -332,6 +348,6 @@ mod tests {
         let mut names: Vec<_> = ErrorKind::ALL.iter().map(|k| k.as_str()).collect();
         names.sort();
         names.dedup();
-        assert_eq!(names.len(), 13, "ALL lists each kind once");
+        assert_eq!(names.len(), 14, "ALL lists each kind once");
     }
 }

@@ -107,8 +107,10 @@ fn numbers_equal(a: &str, b: &str) -> bool {
 }
 
 /// (negative, significant digits without leading/trailing zeros, exponent of the first digit).
-/// `None` for text that is not a number, or whose exponent does not fit (DynamoDB allows 10^±130,
-/// so such text is not a DynamoDB number either).
+/// A zero mantissa is zero whatever its exponent (`0E99999999999999999999` = `0`: DynamoDB
+/// accepts it, a zero passes any range check). `None` for text that is not a number, or for a
+/// non-zero number whose exponent does not fit (DynamoDB allows 10^±130, so such text is not a
+/// DynamoDB number either).
 fn canonical_number(s: &str) -> Option<(bool, String, i64)> {
     let s = s.trim();
     let (neg, rest) = match s.as_bytes().first()? {
@@ -117,8 +119,16 @@ fn canonical_number(s: &str) -> Option<(bool, String, i64)> {
         _ => (false, s),
     };
     let (mantissa, exp) = match rest.find(['e', 'E']) {
-        Some(i) => (&rest[..i], rest[i + 1..].parse::<i64>().ok()?),
-        None => (rest, 0),
+        Some(i) => {
+            let exp = &rest[i + 1..];
+            let digits = exp.strip_prefix(['+', '-']).unwrap_or(exp);
+            if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            // Parsed only for a non-zero mantissa, below: a zero's exponent may not fit.
+            (&rest[..i], Some(exp))
+        }
+        None => (rest, None),
     };
     let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
     if int.is_empty() && frac.is_empty()
@@ -132,6 +142,10 @@ fn canonical_number(s: &str) -> Option<(bool, String, i64)> {
     if sig.is_empty() {
         return Some((false, String::new(), 0));
     }
+    let exp = match exp {
+        Some(e) => e.parse::<i64>().ok()?,
+        None => 0,
+    };
     let point = (int.len() as i64 - lead as i64).checked_add(exp)?;
     Some((neg, sig, point))
 }

@@ -8,7 +8,7 @@
 //!
 //! | layer | modules |
 //! | --- | --- |
-//! | operations | [`cache`](mod@cache), [`lock`], [`admin`]: each over the store and the layers below, never each other |
+//! | operations | [`cache`](mod@cache), [`lock`], [`admin`], [`once`](mod@once) (the once-only guard), [`cas`] (compare-and-set): each over the store and the layers below, never each other |
 //! | handle | [`store`]: configuration + request layer |
 //! | requests | `dynamo`: the only code that touches `aws-sdk-dynamodb` |
 //! | format, config | [`format`] (key layouts, codec, item meaning, input rules), [`config`] |
@@ -17,12 +17,15 @@
 
 pub mod admin;
 pub mod cache;
+pub mod cas;
 pub mod config;
 mod dynamo;
 pub mod error;
 pub mod format;
 pub mod holder;
 pub mod lock;
+pub mod once;
+mod s3;
 pub mod store;
 pub mod time;
 
@@ -32,7 +35,8 @@ pub use admin::{
     TableInfo, TtlState,
 };
 pub use cache::{Consistency, ManyEntry};
-pub use config::{Backoff, StoreConfig, StoreConfigBuilder};
+pub use cas::{CasOptions, CasOutcome, ConflictRetry, Versioned};
+pub use config::{Backoff, LockBackendKind, StoreConfig, StoreConfigBuilder};
 pub use error::{CodecError, Error, ErrorKind, Result};
 pub use format::codec;
 pub use format::codec::{PhpKey, PhpObject, PhpValue};
@@ -40,6 +44,7 @@ pub use format::input::Amount;
 pub use format::layout::KeyLayout;
 pub use holder::{redact_owner, Holder, StoredValue};
 pub use lock::{AcquireOutcome, Lock, LockGuard, ReleaseOutcome};
+pub use once::{Claim, ClaimOutcome, Once, OnceRun, OnceState, OnceStatus};
 pub use store::Store;
 pub use time::{Clock, SystemClock};
 

@@ -1,14 +1,18 @@
 //! [`Store`]: the handle on one Laravel cache table. It holds the configuration and the request
-//! layer; the operations live by topic in `cache.rs`, `lock/` and `admin/`.
+//! layers (DynamoDB, and S3 when locks live in a bucket); the operations live by topic in
+//! `cache.rs`, `lock/`, `admin/`, `once.rs` and `cas.rs`.
 
 use crate::config::StoreConfig;
 use crate::dynamo::{Client, Table};
 use crate::error::Result;
+use crate::s3::Bucket;
 
 /// A handle on one Laravel cache table; cheap to clone, share it between tasks.
 #[derive(Clone, Debug)]
 pub struct Store {
     table: Table,
+    /// The bucket of the s3 lock backend, when the configuration selects it.
+    bucket: Option<Bucket>,
 }
 
 impl Store {
@@ -19,6 +23,7 @@ impl Store {
     /// A forked child process builds its own client.
     pub fn new(cfg: StoreConfig) -> Store {
         Store {
+            bucket: Bucket::of(&cfg),
             table: Table::new(cfg),
         }
     }
@@ -33,6 +38,7 @@ impl Store {
     /// A store over a client you built (your credentials, interceptors, HTTP settings).
     pub fn with_client(client: Client, cfg: StoreConfig) -> Store {
         Store {
+            bucket: Bucket::of(&cfg),
             table: Table::with_client(client, cfg),
         }
     }
@@ -60,6 +66,11 @@ impl Store {
     /// The table key of lock `name` under the configured prefix and layout, validated.
     pub fn lock_key(&self, name: &str) -> Result<String> {
         self.config().lock_key(name)
+    }
+
+    /// The S3 request layer, when locks live in a bucket (for `lock/`).
+    pub(crate) fn bucket(&self) -> Option<&Bucket> {
+        self.bucket.as_ref()
     }
 
     /// The request layer, for the operation modules.

@@ -4,10 +4,11 @@
 //! clock-skew margin, attempt id and fence base (`Lock::with_fixed_attempt`, a hidden test seam)
 //! through a client whose interceptor records each serialized request (the SDK's own retries off),
 //! and the recorded requests (operation and body, as sent), the outcome and the `after` item must
-//! be the vector's. A case with `faults.answers_lost` runs through the fault proxy, which forwards
-//! those operations and drops their answers. The PHP driver runs the same files
-//! (bindings/php/tests/ConformanceTest.php), so a request shape that changes in one
-//! implementation and not in the other fails one of the two.
+//! be the vector's. A case with `faults` runs through the fault proxy, which forwards the
+//! operations of `answers_lost` and drops their answers, drops the requests of `requests_lost`,
+//! and gives the next requests of an operation the faults its `sequence` lists. The PHP driver
+//! runs the same files (bindings/php/tests/ConformanceTest.php), so a request shape that changes
+//! in one implementation and not in the other fails one of the two.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -26,7 +27,7 @@ use aws_sdk_dynamodb::types::{
 };
 use aws_sdk_dynamodb::Client;
 use ddblock::{
-    AcquireOutcome, Clock, Error, Holder, KeyLayout, ReleaseOutcome, Store, StoreConfig,
+    AcquireOutcome, Clock, Error, ErrorKind, Holder, KeyLayout, ReleaseOutcome, Store, StoreConfig,
 };
 use ddblock_fault_proxy::{FaultConfig, ProxyConfig, ProxyHandle};
 use serde_json::{json, Value};
@@ -240,7 +241,8 @@ impl Server {
 
     /// A recording client through the fault proxy, whose faults are set to `faults`: every
     /// operation named in `answers_lost` is forwarded (it is applied) and its answer dropped; every
-    /// one in `requests_lost` is dropped before it reaches the server.
+    /// one in `requests_lost` is dropped before it reaches the server; `sequence` scripts the
+    /// faults of an operation's next requests, in order (the proxy's `FaultConfig::sequence`).
     async fn faulty_client(&mut self, faults: &Value) -> Client {
         if self.faulty.is_none() {
             let proxy = ddblock_fault_proxy::start(ProxyConfig {
@@ -267,12 +269,17 @@ impl Server {
         };
         let (answers, requests) = (ops("answers_lost"), ops("requests_lost"));
         let rate = |ops: &[String]| if ops.is_empty() { 0.0 } else { 1.0 };
+        let sequence = match faults.get("sequence") {
+            Some(s) => serde_json::from_value(s.clone()).expect("faults.sequence"),
+            None => Default::default(),
+        };
         proxy
             .set_config(FaultConfig {
                 drop_response_rate: rate(&answers),
                 drop_ops: answers,
                 drop_request_rate: rate(&requests),
                 drop_request_ops: requests,
+                sequence,
                 ..FaultConfig::default()
             })
             .expect("proxy config");
@@ -423,6 +430,12 @@ impl Server {
                         return Err("a fence after an unknown outcome".into());
                     }
                     json!({ "outcome_unknown": { "cleanup": cleanup_kind(&cleanup) } })
+                }
+                Err(e) if e.kind() == ErrorKind::Throttled => {
+                    if lock.fence().is_some() {
+                        return Err("a fence after a refused acquire".into());
+                    }
+                    json!({ "error": "throttled" })
                 }
                 Err(e) => return Err(e.to_string()),
             },

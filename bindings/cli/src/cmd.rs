@@ -27,6 +27,8 @@ pub async fn dispatch(cli: &Cli) -> i32 {
             | Command::Status(_)
             | Command::Get(_)
             | Command::Put(_)
+            | Command::Once(_)
+            | Command::OnceStatus(_)
     );
     let store = match g.store(for_name) {
         Ok(s) => s,
@@ -45,6 +47,8 @@ pub async fn dispatch(cli: &Cli) -> i32 {
         Command::CreateTable(a) => create_table(&store, g.json, a).await,
         Command::Get(a) => get(&store, g.json, a).await,
         Command::Put(a) => put(&store, g.json, a).await,
+        Command::Once(a) => crate::patterns::once(&store, g, a).await,
+        Command::OnceStatus(a) => crate::patterns::once_status(&store, g.json, a).await,
     };
     res.unwrap_or_else(|e| out::error(&e, g.json))
 }
@@ -559,6 +563,9 @@ fn opts_ttl_attribute(a: &CreateTableArgs, default: &str) -> String {
 }
 
 async fn get(store: &Store, json: bool, a: &GetArgs) -> ddblock::Result<i32> {
+    if a.with_version {
+        return crate::patterns::get_versioned(store, json, a).await;
+    }
     let consistency = if a.consistent {
         Consistency::Strong
     } else {
@@ -607,6 +614,9 @@ async fn put(store: &Store, json: bool, a: &PutArgs) -> ddblock::Result<i32> {
     };
     let table_key = store.cache_key(&a.key)?;
     let ttl = a.ttl.as_deref().map(ttl_from_str).transpose()?;
+    if let (Some(v), Some(ttl)) = (&a.if_version, ttl) {
+        return crate::patterns::put_if_version(store, json, a, &value, ttl, v).await;
+    }
     match (ttl, a.forever) {
         (Some(ttl), false) => store.put(&a.key, &value, ttl).await?,
         (None, true) => store.forever(&a.key, &value).await?,

@@ -6,6 +6,7 @@
 
 mod cmd;
 mod out;
+mod patterns;
 mod run;
 
 use std::ffi::OsString;
@@ -21,7 +22,10 @@ pub const EXIT_OK: i32 = 0;
 pub const EXIT_FAILURE: i32 = 1;
 /// Exit status: bad command line (as clap's own usage errors).
 pub const EXIT_USAGE: i32 = 2;
-/// Exit status: the lock is held by someone else (EX_TEMPFAIL).
+/// Exit status: a compare-and-set found the entry changed (`put --if-version`), or a once-claim
+/// was lost before it was marked done.
+pub const EXIT_CONFLICT: i32 = 3;
+/// Exit status: the lock is held by someone else (EX_TEMPFAIL); a once event in progress elsewhere.
 pub const EXIT_HELD: i32 = 75;
 
 const AFTER_HELP: &str = "\
@@ -32,14 +36,18 @@ Configuration (a flag overrides the environment variable Laravel uses):
   --prefix    CACHE_PREFIX          (default: Laravel's own, from APP_NAME and the layout)
   --layout    DDBLOCK_LAYOUT        (laravel8 | laravel11 | laravel12; default: laravel12)
   --clock-skew-margin  DDBLOCK_CLOCK_SKEW_MARGIN  (whole seconds; default: 2)
+  --backend   DDBLOCK_BACKEND       (where locks live: dynamodb | s3; default: dynamodb)
+  --bucket    DDBLOCK_S3_BUCKET     (the bucket of the s3 backend; --endpoint serves it too)
 Credentials come from the AWS SDK's usual chain (AWS_ACCESS_KEY_ID, profiles, roles).
 
 Exit status:
   0   success
   1   error (one line on stderr), or release/get found nothing to act on, or doctor found a failure
   2   bad command line
-  75  the lock is held by someone else (acquire, run)
-  run exits with CMD's status (128+N when CMD was killed by signal N; 127 when CMD is not found)
+  3   conflict: put --if-version found another version; once lost its claim before marking it done
+  75  the lock is held by someone else (acquire, run); once: the event is in progress elsewhere
+  run and once exit with CMD's status (128+N when CMD was killed by signal N; 127 when CMD is not
+  found); once exits 0 without running CMD when the event is already done
 
 Documentation: docs/cli.md";
 
@@ -76,6 +84,12 @@ pub struct Global {
     /// Seconds an expired lock must be past its expiry before it is taken over, for clocks that disagree [env: DDBLOCK_CLOCK_SKEW_MARGIN] [default: 2]
     #[arg(long, global = true, value_name = "SECS")]
     pub clock_skew_margin: Option<String>,
+    /// Where locks live: dynamodb (the table) or s3 (a bucket; --bucket) [env: DDBLOCK_BACKEND] [default: dynamodb]
+    #[arg(long, global = true, value_name = "BACKEND")]
+    pub backend: Option<String>,
+    /// The bucket of the s3 lock backend [env: DDBLOCK_S3_BUCKET]
+    #[arg(long, global = true, value_name = "NAME")]
+    pub bucket: Option<String>,
     /// Partition key attribute
     #[arg(long, global = true, value_name = "NAME", default_value = "key")]
     pub key_attribute: String,
@@ -141,8 +155,40 @@ pub enum Command {
     CreateTable(CreateTableArgs),
     /// Print cache value KEY, PHP-decoded (exit 1 if missing or expired)
     Get(GetArgs),
-    /// Store cache value KEY exactly as Laravel's Cache::put would
+    /// Store cache value KEY exactly as Laravel's Cache::put would (--if-version: compare-and-set)
     Put(PutArgs),
+    /// Run CMD for EVENT_ID only if no other caller did: claim, run, mark done (give back on failure)
+    Once(OnceArgs),
+    /// Show where EVENT_ID stands: free, in_progress, done, given_back or expired
+    OnceStatus(OnceStatusArgs),
+}
+
+/// `once`.
+#[derive(Debug, Args)]
+pub struct OnceArgs {
+    /// Event id: a cache key (the claim counter is that cache entry), e.g. once:MESSAGE_ID
+    pub event: String,
+    /// How long the claim lasts, in whole seconds: longer than CMD runs (then another caller takes over)
+    #[arg(long, value_name = "SECS", allow_negative_numbers = true)]
+    pub ttl: String,
+    /// How long a done event is remembered (redeliveries within it are skipped)
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value = "86400",
+        allow_negative_numbers = true
+    )]
+    pub done_ttl: String,
+    /// The command and its arguments (use -- before a command starting with -)
+    #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]
+    pub command: Vec<OsString>,
+}
+
+/// `once-status`.
+#[derive(Debug, Args)]
+pub struct OnceStatusArgs {
+    /// Event id
+    pub event: String,
 }
 
 /// `run`.
@@ -282,6 +328,9 @@ pub struct GetArgs {
     /// Strongly consistent read (Laravel reads eventually consistent)
     #[arg(long)]
     pub consistent: bool,
+    /// Also print the version for `put --if-version` (first line; `version` in --json); a consistent read
+    #[arg(long)]
+    pub with_version: bool,
 }
 
 /// `put`.
@@ -298,6 +347,15 @@ pub struct PutArgs {
     /// Keep it 5 years (Laravel's Cache::forever)
     #[arg(long, conflicts_with = "ttl")]
     pub forever: bool,
+    /// Store only if the entry is still at version V (from `get --with-version`; 0: no version); exit 3 if not
+    #[arg(
+        long,
+        value_name = "V",
+        conflicts_with = "forever",
+        requires = "ttl",
+        allow_negative_numbers = true
+    )]
+    pub if_version: Option<String>,
     /// How to read VALUE
     #[arg(long = "as", value_name = "TYPE", default_value = "string")]
     pub value_type: ValueType,
@@ -337,6 +395,8 @@ impl Global {
                 "CACHE_PREFIX" => self.prefix.clone(),
                 "DDBLOCK_LAYOUT" => self.layout.clone(),
                 "DDBLOCK_CLOCK_SKEW_MARGIN" => self.clock_skew_margin.clone(),
+                "DDBLOCK_BACKEND" => self.backend.clone(),
+                "DDBLOCK_S3_BUCKET" => self.bucket.clone(),
                 _ => None,
             }
         };

@@ -10,7 +10,7 @@ use ddblock::{
 };
 use serde_json::{json, Map, Value};
 
-use crate::{Progress, EXIT_FAILURE, EXIT_HELD};
+use crate::{Progress, EXIT_CONFLICT, EXIT_FAILURE, EXIT_HELD};
 
 /// Prints one JSON value on a line of stdout.
 pub fn print_json(v: &Value) {
@@ -18,7 +18,7 @@ pub fn print_json(v: &Value) {
 }
 
 /// Prints a ddblock error as one line on stderr (and as JSON on stdout with `--json`); returns the
-/// exit status (75 for a lock timeout, else 1).
+/// exit status (75 for a lock timeout, 3 for a conflict, else 1).
 pub fn error(e: &ddblock::Error, json: bool) -> i32 {
     let mut msg = one_line(&e.to_string());
     // The flags that set what a transport error is about.
@@ -43,6 +43,7 @@ pub fn error(e: &ddblock::Error, json: bool) -> i32 {
         | ErrorKind::Credentials
         | ErrorKind::Config
         | ErrorKind::Unsupported => EXIT_FAILURE,
+        ErrorKind::Conflict => EXIT_CONFLICT,
     }
 }
 

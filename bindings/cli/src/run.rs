@@ -22,14 +22,14 @@ use crate::out::{self, print_json};
 use crate::{Global, RunArgs, EXIT_FAILURE, EXIT_HELD};
 
 /// A signal for ddblock, and whether to pass it on (false: the terminal already sent it to CMD).
-struct Signal {
-    number: i32,
-    forward: bool,
+pub(crate) struct Signal {
+    pub(crate) number: i32,
+    pub(crate) forward: bool,
 }
 
 /// Catches SIGINT/SIGTERM/SIGHUP from now on (their default action, dying, would leave the lock
 /// held until its ttl) and delivers them on a channel.
-fn catch_signals() -> std::io::Result<mpsc::UnboundedReceiver<Signal>> {
+pub(crate) fn catch_signals() -> std::io::Result<mpsc::UnboundedReceiver<Signal>> {
     let mut signals = SignalsInfo::<WithOrigin>::new([SIGINT, SIGTERM, SIGHUP])?;
     let (tx, rx) = mpsc::unbounded_channel();
     std::thread::Builder::new()

@@ -947,8 +947,51 @@ fn bad_input_gets_the_same_kinds() {
         &std::fs::read_to_string(common::root().join("compat-tests/bad-input.json")).unwrap(),
     )
     .unwrap();
-    let ctx = Ctx::new(Server::Moto);
+    let base = Ctx::new(Server::Moto);
+    let rt = tokio::runtime::Runtime::new().unwrap();
     for c in table["cases"].as_array().unwrap() {
+        let mut ctx = Ctx {
+            server: base.server,
+            endpoint: base.endpoint.clone(),
+            table: base.table.clone(),
+        };
+        // Keep the proxy alive until the case has run.
+        let mut _proxy = None;
+        match c["server"].as_str() {
+            None | Some("no_credentials") => {}
+            Some("unreachable") => {
+                let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+                ctx.endpoint = format!("http://{}", l.local_addr().unwrap());
+            }
+            Some("throttling") => {
+                let p = rt
+                    .block_on(ddblock_fault_proxy::start(
+                        ddblock_fault_proxy::ProxyConfig {
+                            upstream: base.endpoint.clone(),
+                            listen: "127.0.0.1:0".into(),
+                            faults: ddblock_fault_proxy::FaultConfig {
+                                throttle_rate: 1.0,
+                                ..Default::default()
+                            },
+                        },
+                    ))
+                    .expect("proxy");
+                ctx.endpoint = p.url();
+                _proxy = Some(p);
+            }
+            Some(other) => panic!("unknown server {other}"),
+        }
+        if let Some(text) = c["stored"].as_str() {
+            rt.block_on(
+                ddblock_test_support::client_for(&base.endpoint)
+                    .put_item()
+                    .table_name(&base.table)
+                    .item("key", AttributeValue::S(c["key"].as_str().unwrap().into()))
+                    .item("value", AttributeValue::S(text.into()))
+                    .send(),
+            )
+            .expect("raw PutItem");
+        }
         let name = match c.get("name_repeat") {
             Some(r) => r[0]
                 .as_str()
@@ -971,8 +1014,18 @@ fn bad_input_gets_the_same_kinds() {
                 if c["table"] == "missing" {
                     args.extend(["--table".into(), "ddblock_no_such_table".into()]);
                 }
+                args.extend([
+                    "--prefix".into(),
+                    String::new(),
+                    "--max-attempts".into(),
+                    "2".into(),
+                ]);
                 match op {
-                    "lock" => args.extend(["acquire".into(), name, "--ttl".into(), ttl]),
+                    // The CLI has no lock handle without a request: `acquire` checks the name
+                    // and ttl first, as constructing a lock does in the other fronts.
+                    "lock" | "acquire" => {
+                        args.extend(["acquire".into(), name, "--ttl".into(), ttl])
+                    }
                     "get" => args.extend(["get".into(), c["key"].as_str().unwrap().into()]),
                     "put" => args.extend([
                         "put".into(),
@@ -981,12 +1034,47 @@ fn bad_input_gets_the_same_kinds() {
                         "--ttl".into(),
                         ttl,
                     ]),
+                    "once" => args.extend([
+                        "once".into(),
+                        name,
+                        "--ttl".into(),
+                        ttl,
+                        "--".into(),
+                        "true".into(),
+                    ]),
+                    "put_if_version" => args.extend([
+                        "put".into(),
+                        c["key"].as_str().unwrap().into(),
+                        c["value"].as_str().unwrap().into(),
+                        "--ttl".into(),
+                        ttl,
+                        "--if-version".into(),
+                        c["version"].to_string(),
+                    ]),
                     other => panic!("unknown op {other}"),
                 }
             }
         }
         let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-        let (code, v) = ctx.json(&refs);
+        let (code, v) = if c["server"] == "no_credentials" {
+            // No AWS credentials anywhere: none in the environment, an empty HOME.
+            let home = scratch();
+            let mut cmd = std::process::Command::new(common::bin());
+            ctx.env(&mut cmd);
+            for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("AWS_")) {
+                cmd.env_remove(k);
+            }
+            cmd.env_remove("AWS_ACCESS_KEY_ID")
+                .env_remove("AWS_SECRET_ACCESS_KEY")
+                .env("AWS_DEFAULT_REGION", "us-east-1")
+                .env("AWS_EC2_METADATA_DISABLED", "true")
+                .env("HOME", &home);
+            let out = cmd.arg("--json").args(&refs).output().unwrap();
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            (out.status.code().unwrap(), v)
+        } else {
+            ctx.json(&refs)
+        };
         assert_eq!(code, 1, "{}: {v}", c["case"]);
         assert_eq!(v["error"]["kind"], c["kind"], "{}: {v}", c["case"]);
     }

@@ -65,6 +65,7 @@ mod tests {
             (ErrorKind::Credentials, "CREDENTIALS"),
             (ErrorKind::Config, "CONFIG"),
             (ErrorKind::Unsupported, "UNSUPPORTED"),
+            (ErrorKind::Conflict, "CONFLICT"),
         ];
         assert_eq!(known.len(), ErrorKind::ALL.len());
         for (kind, code) in known {

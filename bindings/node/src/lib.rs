@@ -9,14 +9,16 @@ use std::time::Duration;
 use ddblock::admin::{CreateTableOptions, DoctorOptions, ScanOptions, TtlState};
 use ddblock::format::input::{timeout_from_secs_f64, Amount};
 use ddblock::lock::Heartbeat;
-use ddblock::{ErrorKind, KeyLayout, StoreConfig};
+use ddblock::{ErrorKind, KeyLayout, LockBackendKind, StoreConfig};
 use napi::bindgen_prelude::Result;
 use napi_derive::napi;
 
 mod error;
+mod patterns;
 mod value;
 
 use error::IntoNapi;
+use patterns::{NativeConflictRetry, NativeOnce, NativeVersioned, OnceOptions};
 use value::{Cached, Entries, JsPhp, Many, Seconds};
 
 /// How a Node caller creates the table, for `TABLE_NOT_FOUND`'s message.
@@ -24,7 +26,7 @@ const CREATE_TABLE_HINT: &str = "`await store.createTable()` (or `ddblock create
 
 /// Options of `new Store(...)`: what is not given comes from Laravel's variables
 /// (`DYNAMODB_CACHE_TABLE`, `DYNAMODB_ENDPOINT`, `AWS_DEFAULT_REGION`, `CACHE_PREFIX`,
-/// `DDBLOCK_LAYOUT`), then Laravel's defaults.
+/// `DDBLOCK_LAYOUT`, `DDBLOCK_BACKEND`, `DDBLOCK_S3_BUCKET`), then Laravel's defaults.
 #[napi(object)]
 #[derive(Default)]
 pub struct StoreOptions {
@@ -56,6 +58,11 @@ pub struct StoreOptions {
     pub clock_skew_margin_ms: Option<f64>,
     /// How often `withLock`'s heartbeat refreshes the lock, in ms (default: a third of the ttl).
     pub heartbeat_interval_ms: Option<f64>,
+    /// Where locks live: `dynamodb` (the table, default) or `s3` (a bucket, `bucket`; `endpoint`
+    /// serves it too). Cache entries, `once` and compare-and-set stay in the table.
+    pub backend: Option<String>,
+    /// The bucket of the `s3` lock backend.
+    pub bucket: Option<String>,
 }
 
 /// Milliseconds from JS as a Duration (the core's rule for waits and timeouts).
@@ -108,6 +115,12 @@ fn config(o: StoreOptions) -> Result<StoreConfig> {
     }
     if let Some(v) = o.heartbeat_interval_ms {
         b = b.heartbeat_interval(millis("heartbeatIntervalMs", v)?);
+    }
+    if let Some(v) = o.backend {
+        b = b.lock_backend(v.parse::<LockBackendKind>().napi()?);
+    }
+    if let Some(v) = o.bucket {
+        b = b.s3_bucket(v);
     }
     b.build().napi()
 }
@@ -169,6 +182,53 @@ impl Store {
         Ok(Lock {
             inner: self.inner.make_lock(&name, ttl, owner).napi()?,
         })
+    }
+
+    /// The once-only guard of `eventId` (a cache key); sends nothing. Bad ids or ttls throw here.
+    #[napi(catch_unwind)]
+    pub fn once(&self, event_id: String, options: OnceOptions) -> Result<NativeOnce> {
+        patterns::once(&self.inner, &event_id, options)
+    }
+
+    /// `key`'s value and version: one strongly consistent GetItem.
+    #[napi]
+    pub async fn get_versioned(&self, key: String) -> Result<NativeVersioned> {
+        patterns::get_versioned(&self.inner, &key).await
+    }
+
+    /// Stores `value` for `ttl` only if the entry is at `version`; the written value and
+    /// version, or `null` on a conflict.
+    #[napi(ts_args_type = "key: string, value: unknown, ttl: number, version: number")]
+    pub async fn put_if_version(
+        &self,
+        key: String,
+        value: JsPhp,
+        ttl: Seconds,
+        version: f64,
+    ) -> Result<Option<NativeVersioned>> {
+        patterns::put_if_version(&self.inner, &key, value, ttl, version).await
+    }
+
+    /// Stores `value` only if the entry is as `seen` read it (version and value).
+    #[napi(ts_args_type = "key: string, value: unknown, ttl: number, seen: NativeVersioned")]
+    pub async fn put_if_unchanged(
+        &self,
+        key: String,
+        value: JsPhp,
+        ttl: Seconds,
+        seen: &NativeVersioned,
+    ) -> Result<Option<NativeVersioned>> {
+        patterns::put_if_unchanged(&self.inner, &key, value, ttl, seen).await
+    }
+
+    /// The core's bounded retry of an `update` loop on `key` (default 10 attempts).
+    #[napi(catch_unwind)]
+    pub fn conflict_retry(
+        &self,
+        key: String,
+        attempts: Option<u32>,
+    ) -> Result<NativeConflictRetry> {
+        patterns::conflict_retry(&self.inner, &key, attempts)
     }
 
     /// The value of `key`, or `undefined` when missing or expired.

@@ -14,8 +14,9 @@ const code = (c) => (e) => {
 
 test('the codes are the core kinds, upper-cased', () => {
   assert.deepEqual([...CODES].sort(), [
-    'CODEC', 'CONFIG', 'CREDENTIALS', 'INVALID_KEY', 'INVALID_TTL', 'LEASE_LOST', 'LOCK_TIMEOUT',
-    'OUTCOME_UNKNOWN', 'SERVICE', 'TABLE_NOT_FOUND', 'THROTTLED', 'TRANSPORT', 'UNSUPPORTED',
+    'CODEC', 'CONFIG', 'CONFLICT', 'CREDENTIALS', 'INVALID_KEY', 'INVALID_TTL', 'LEASE_LOST',
+    'LOCK_TIMEOUT', 'OUTCOME_UNKNOWN', 'SERVICE', 'TABLE_NOT_FOUND', 'THROTTLED', 'TRANSPORT',
+    'UNSUPPORTED',
   ])
 })
 

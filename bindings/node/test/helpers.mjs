@@ -89,3 +89,11 @@ export async function faultProxy (upstream, args) {
   })
   return { url: first.replace(/^listening /, ''), stop: () => child.kill('SIGTERM') }
 }
+
+/** Creates a fresh, empty S3 bucket on moto (which checks no signatures: a plain path-style PUT). */
+export async function freshBucket (endpoint) {
+  const bucket = unique('node-locks-')
+  const res = await fetch(`${endpoint}/${bucket}`, { method: 'PUT' })
+  if (!res.ok) throw new Error(`CreateBucket ${bucket}: ${res.status} ${await res.text()}`)
+  return bucket
+}

@@ -1,5 +1,8 @@
 // Type-checked (tsc --noEmit, scripts/check-types.mjs), never run: the public types in use.
-import { Store, Lock, DdblockError, CODES, type PhpValue, type ErrorCode, type Holder, type TableReport } from '..'
+import {
+  Store, Lock, DdblockError, CODES, Once, Claim, Versioned,
+  type PhpValue, type ErrorCode, type Holder, type TableReport, type OnceStatus, type OnceResult,
+} from '..'
 
 async function main (): Promise<void> {
   const store = new Store({ table: 'cache', prefix: 'app_', layout: 'laravel12', endpoint: 'http://127.0.0.1:8000' })
@@ -33,4 +36,21 @@ async function main (): Promise<void> {
   console.log(got, once, expires, released, n, v, m, i)
 }
 
+async function patterns (store: Store): Promise<void> {
+  const once: Once = store.once('evt', { ttl: 300, doneTtl: 3600 })
+  const r: OnceResult<number> = await once.run(async () => 42)
+  const value: number | undefined = r.ran ? r.value : undefined
+  const why: string | undefined = r.ran ? undefined : r.status.state
+  const claim: Claim = await once.claim()
+  if (claim.won) await claim.done()
+  else await claim.giveBack()
+  const st: OnceStatus = await once.status()
+  const read: Versioned = await store.getVersioned('stock')
+  const next: number | null = await store.putIfVersion('stock', 9, 60, read.version)
+  const same: number | null = await store.putIfVersion('stock', 9, 60, read)
+  const up: Versioned = await store.update('stock', (v) => (typeof v === 'number' ? v : 0) - 1, { ttl: 60, attempts: 20 })
+  console.log(value, why, st.claims, next, same, up.version, read.value)
+}
+
 void main
+void patterns

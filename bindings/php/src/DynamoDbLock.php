@@ -79,9 +79,11 @@ class DynamoDbLock extends Lock
      * `restoreLock()` of a held lock), as Laravel answers. True when the write landed, or when an
      * earlier send of this call landed and its answer was lost.
      *
-     * @throws OutcomeUnknownException  no answer came to the write nor to its resend; the write
-     *     was deleted again if it landed (the exception says what the clean-up found)
-     * @throws LockException  the request failed otherwise (nothing was written)
+     * @throws OutcomeUnknownException  no answer came to the write nor to its resend (or the
+     *     resend was refused on every try); the write was deleted again if it landed (the
+     *     exception says what the clean-up found)
+     * @throws LockException  the request failed otherwise (nothing was written): throttled or
+     *     not connected on 3 tries, a missing table, ...
      */
     public function acquire(): bool
     {

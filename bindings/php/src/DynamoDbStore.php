@@ -4,6 +4,7 @@ declare(strict_types=1);
 
 namespace Ddblock\Laravel;
 
+use Aws\CommandInterface;
 use Aws\DynamoDb\Exception\DynamoDbException;
 use Illuminate\Cache\DynamoDbStore as LaravelDynamoDbStore;
 use InvalidArgumentException;
@@ -24,6 +25,9 @@ use ReflectionClass;
  */
 class DynamoDbStore extends LaravelDynamoDbStore
 {
+    /** DynamoDB's limit on a partition key, in bytes (UTF-8). */
+    public const MAX_KEY_BYTES = 2048;
+
     /**
      * Laravel's lock ttl when none (0) is given: one day (`DynamoDbLock::acquire()`).
      */
@@ -58,6 +62,28 @@ class DynamoDbStore extends LaravelDynamoDbStore
      */
     private const UNKNOWN_WRITES = 2;
     private const RESEND_PAUSE_US = 50000;
+
+    /**
+     * Tries of the acquire write per call when tries are refused before they could land
+     * (throttled, or a connection never made), and the backoff between them: 50 ms doubling,
+     * at most 1 s, jittered. The core's rule and default (`max_attempts`, 3). The write itself
+     * is sent once per try ({@see singleTry()}: no SDK retry, no libcurl resend), so the driver
+     * sees every try's outcome.
+     */
+    private const ACQUIRE_TRIES = 3;
+    private const REFUSED_PAUSE_US = 50000;
+    private const REFUSED_PAUSE_MAX_US = 1000000;
+
+    /**
+     * DynamoDB's throttling error codes: the request was refused, nothing was written (the
+     * core's `Error::Throttled`).
+     */
+    private const THROTTLING_CODES = [
+        'ProvisionedThroughputExceededException',
+        'ThrottlingException',
+        'RequestLimitExceeded',
+        'Throttling',
+    ];
 
     /**
      * curl errors of a connection that was never made (nothing was sent): resolving a proxy or
@@ -190,6 +216,13 @@ class DynamoDbStore extends LaravelDynamoDbStore
      * write that gets no answer is sent again once; if that gets none either, this call's write
      * is deleted again and {@see OutcomeUnknownException} says what the clean-up found.
      *
+     * Each try of the write is sent exactly once ({@see singleTry()}): a retry below this method
+     * reports only its last send, so a write that landed unanswered and was then throttled would
+     * read as "nothing written" and be left holding the lock. Tries refused before they could
+     * land (throttled, or a connection never made) are retried here instead, after a jittered
+     * backoff, up to 3 tries per call (the core's rule); when they run out after a try that may
+     * have landed, the write is cleaned up as above.
+     *
      * @internal used by {@see DynamoDbLock::acquire()}
      *
      * @param  string  $name  the lock name as the lock holds it
@@ -204,6 +237,8 @@ class DynamoDbStore extends LaravelDynamoDbStore
         $unknown = null;
         $failure = null;
         $writes = 0;
+        $refused = 0;
+        $refusedPause = self::REFUSED_PAUSE_US;
         $expiresAt = 0;
         while (true) {
             $writes++;
@@ -221,7 +256,16 @@ class DynamoDbStore extends LaravelDynamoDbStore
                     }
                     break;
                 }
+                if (self::refusedBeforeLanding($e) && $refused + 1 < self::ACQUIRE_TRIES) {
+                    // Nothing was written: try again after a backoff (the SDK's retry, made here).
+                    $refused++;
+                    usleep(self::jittered($refusedPause));
+                    $refusedPause = min($refusedPause * 2, self::REFUSED_PAUSE_MAX_US);
+                    $writes--; // not a write that reached the item
+                    continue;
+                }
                 if ($unknown !== null) {
+                    // An earlier try may have landed: clean it up, whatever ended the tries.
                     $failure = $e;
                     break;
                 }
@@ -280,7 +324,7 @@ class DynamoDbStore extends LaravelDynamoDbStore
     {
         $fenceBase = $this->fenceBases !== null ? (int) ($this->fenceBases)() : self::clockMicros();
         try {
-            $result = $this->dynamo->updateItem([
+            $result = $this->dynamo->execute($this->singleTry('UpdateItem', [
                 'TableName' => $this->table,
                 'Key' => $this->lockKey($name),
                 'UpdateExpression' => 'SET #value = :owner, #expires_at = :expires_at, #attempt = :attempt, '
@@ -303,7 +347,7 @@ class DynamoDbStore extends LaravelDynamoDbStore
                 ],
                 'ReturnValues' => 'UPDATED_NEW',
                 'ReturnValuesOnConditionCheckFailure' => 'ALL_OLD',
-            ]);
+            ]));
 
             return ['written' => true, 'fence' => self::fenceOf($result['Attributes'] ?? [])];
         } catch (DynamoDbException $e) {
@@ -323,6 +367,33 @@ class DynamoDbStore extends LaravelDynamoDbStore
         }
 
         return ['written' => false, 'old' => is_array($item) && $item !== [] ? $item : null];
+    }
+
+    /**
+     * Command `$name` sent exactly once, so that its caller sees the outcome of every send:
+     *
+     * - without the SDK's retries (`@retries` 0, read by the legacy and the standard retry
+     *   modes): the SDK reports only its last attempt, so a write that landed unanswered and was
+     *   then throttled would read as "nothing was written";
+     * - on a fresh connection (curl's `CURLOPT_FRESH_CONNECT`): libcurl itself resends a request,
+     *   a POST included, when a connection it reused dies before any answer comes ("Connection
+     *   died, retrying a fresh connect"), which hides a reset after the write landed in the same
+     *   way. It never resends on a connection it has just opened. Other Guzzle handlers (PHP
+     *   streams) open a connection per request anyway and ignore the option.
+     *
+     * @param  array<string, mixed>  $args
+     */
+    private function singleTry(string $name, array $args): CommandInterface
+    {
+        $command = $this->dynamo->getCommand($name, ['@retries' => 0] + $args);
+        if (defined('CURLOPT_FRESH_CONNECT')) {
+            // The client's default request options (its `http` config) are merged in already.
+            $http = $command['@http'] ?? [];
+            $http['curl'] = array_replace($http['curl'] ?? [], [CURLOPT_FRESH_CONNECT => true]);
+            $command['@http'] = $http;
+        }
+
+        return $command;
     }
 
     /**
@@ -371,10 +442,12 @@ class DynamoDbStore extends LaravelDynamoDbStore
 
     /**
      * Whether a failed request may have been applied: it was sent and no answer came (a timeout,
-     * a connection reset or closed after sending), DynamoDB answered 500 or 503, or something
-     * that is not DynamoDB answered. Not a connection that was never made, nor any other answer
-     * of DynamoDB's (throttling, validation, a missing table): those wrote nothing. The core's
-     * rule (`Error::may_have_committed`).
+     * a connection reset or closed after sending), the answer's code is `InternalServerError` or
+     * `ServiceUnavailable` (whatever its HTTP status: DynamoDB's 500 and 503, and also a proxy's
+     * 502 `ServiceUnavailable` for a server it could not reach, which cannot be told apart), or
+     * something that is not DynamoDB answered. Not a connection that was never made, nor any
+     * other answer of DynamoDB's (throttling, validation, a missing table): those wrote nothing.
+     * The core's rule (`Error::may_have_committed`).
      */
     private static function mayHaveCommitted(DynamoDbException $e): bool
     {
@@ -395,6 +468,29 @@ class DynamoDbStore extends LaravelDynamoDbStore
 
         // A timeout before anything was sent (while resolving or connecting) wrote nothing.
         return ! ($errno === 28 && (float) ($context['pretransfer_time'] ?? 1) === 0.0);
+    }
+
+    /**
+     * Whether a failed request was refused before it could change anything: DynamoDB throttled
+     * it, or the connection was never made. The core's rule (`refused_before_landing`): such a
+     * try of the acquire write is retried; anything else ends the tries.
+     */
+    private static function refusedBeforeLanding(DynamoDbException $e): bool
+    {
+        $code = $e->getAwsErrorCode();
+        if ($code !== null) {
+            return in_array($code, self::THROTTLING_CODES, true);
+        }
+
+        return $e->getResponse() === null && ! self::mayHaveCommitted($e);
+    }
+
+    /**
+     * `$us` less up to half of it at random (the SDK's jittered backoff), in microseconds.
+     */
+    private static function jittered(int $us): int
+    {
+        return $us - random_int(0, intdiv($us, 2));
     }
 
     /**
@@ -612,7 +708,26 @@ class DynamoDbStore extends LaravelDynamoDbStore
      */
     private function lockKey($name): array
     {
-        return [$this->keyAttribute => ['S' => $this->prefix . $name]];
+        $key = $this->prefix . $name;
+        // DynamoDB refuses an empty partition key and one over 2048 bytes (bytes, not
+        // characters; dynalite and moto let some through): refused here, before any request, as
+        // the core does, so no server ever holds such a lock.
+        if ($key === '') {
+            throw new InvalidArgumentException(
+                'ddblock: invalid lock key "": it is empty; give a non-empty key or lock name'
+            );
+        }
+        if (strlen($key) > self::MAX_KEY_BYTES) {
+            throw new InvalidArgumentException(sprintf(
+                'ddblock: invalid lock key "%s…": it is %d bytes once prefixed, and DynamoDB partition '
+                . 'keys are at most %d bytes; use a shorter key (e.g. a hash of it)',
+                mb_substr($key, 0, 64),
+                strlen($key),
+                self::MAX_KEY_BYTES
+            ));
+        }
+
+        return [$this->keyAttribute => ['S' => $key]];
     }
 
     /**

@@ -8,8 +8,9 @@ use Aws\DynamoDb\Exception\DynamoDbException;
 
 /**
  * A lock request that failed for a reason other than its condition (a failed condition is the
- * answer "not ours" / "held", never an exception): missing table, throttling past the AWS SDK's
- * retries, an unreachable endpoint, bad credentials.
+ * answer "not ours" / "held", never an exception): missing table, throttling past the retries
+ * (the AWS SDK's; for the acquire write, the driver's 3 tries), an unreachable endpoint, bad
+ * credentials.
  *
  * It extends the SDK's DynamoDbException, which Laravel's own lock lets through, so code that
  * catches that keeps working; the message adds what was being done to which lock, the error code

@@ -8,10 +8,11 @@ use Aws\DynamoDb\Exception\DynamoDbException;
 
 /**
  * An acquire whose write got no answer (a timeout, a connection reset or closed after the request
- * was sent, a 5xx, after the AWS SDK's own retries), sent again once with the same attempt id
- * without an answer either: the write may have landed. The driver then deleted it again with a
- * DeleteItem conditioned on this owner and attempt id (it deletes this call's write and nothing
- * else); `cleanup()` says what that found:
+ * was sent, `InternalServerError` or `ServiceUnavailable`), sent again once with the same attempt
+ * id without an answer either (or refused on every try: throttled): the write may have landed,
+ * and no later refusal hides it (each try is sent once, without the AWS SDK's retries). The
+ * driver then deleted it again with a DeleteItem conditioned on this owner and attempt id (it
+ * deletes this call's write and nothing else); `cleanup()` says what that found:
  *
  * - `deleted` (CLEANUP_DELETED): the write had landed and is deleted again: the lock is free;
  * - `not_found` (CLEANUP_NOT_FOUND): nothing of this call's is there: the write did not land;

@@ -6,6 +6,7 @@ namespace Ddblock\Laravel\Tests;
 
 use Aws\DynamoDb\DynamoDbClient;
 use Ddblock\Laravel\DynamoDbLock;
+use Ddblock\Laravel\LockException;
 use Ddblock\Laravel\OutcomeUnknownException;
 use Ddblock\Laravel\Tests\Support\FaultProxy;
 use Ddblock\Laravel\Tests\Support\Recorder;
@@ -20,7 +21,8 @@ use RuntimeException;
  * retries off, and the requests the real AWS SDK sends (recorded under it, as serialized), the
  * answer Laravel's API gives (and the fence) and the item after must be the vector's. A case
  * with `faults` runs through the fault proxy, which drops the answers (`answers_lost`) or the
- * requests (`requests_lost`) of the operations it names. The Rust core runs the same files
+ * requests (`requests_lost`) of the operations it names, and gives an operation's next requests
+ * the faults its `sequence` lists (a reset, a throttling, ...). The Rust core runs the same files
  * (core/tests/conformance.rs).
  */
 final class ConformanceTest extends TestCase
@@ -65,6 +67,9 @@ final class ConformanceTest extends TestCase
             'drop_ops' => $answers,
             'drop_request_rate' => $requests === [] ? 0.0 : 1.0,
             'drop_request_ops' => $requests,
+            // The faults of an operation's next requests, in order ("reset", "throttle", ...);
+            // an object even when empty.
+            'sequence' => (object) ($faults['sequence'] ?? []),
         ]);
 
         return $proxy->url;
@@ -181,6 +186,8 @@ final class ConformanceTest extends TestCase
                     return $lock->acquire();
                 } catch (OutcomeUnknownException $e) {
                     return ['throws' => 'outcome_unknown', 'cleanup' => $e->cleanup()];
+                } catch (LockException $e) {
+                    return ['throws' => 'lock_exception', 'code' => $e->getAwsErrorCode()];
                 }
             case 'release':
                 return $lock->release();

@@ -5,6 +5,8 @@ declare(strict_types=1);
 namespace Ddblock\Laravel\Tests;
 
 use Ddblock\Laravel\DynamoDbLock;
+use Ddblock\Laravel\DynamoDbStore;
+use Ddblock\Laravel\LockException;
 use Ddblock\Laravel\OutcomeUnknownException;
 use Ddblock\Laravel\Tests\Support\FaultProxy;
 use Ddblock\Laravel\Tests\Support\TestApp;
@@ -163,11 +165,11 @@ final class FaultProxyTest extends TestCase
     }
 
     /**
-     * The proxy forwards an UpdateItem and drops its answer; the SDK retries, and the retry's
-     * condition fails on the item the first send wrote. The driver recognises its own write (its
-     * attempt id, from ALL_OLD, or one consistent read on dynalite) and holds the lock, with the
-     * fence the first send wrote; stock Laravel's add() answers false, and its own lock then
-     * blocks everyone until it expires.
+     * The proxy forwards an UpdateItem and drops its answer; the driver sends it again, and the
+     * resend's condition fails on the item the first send wrote. The driver recognises its own
+     * write (its attempt id, from ALL_OLD, or one consistent read on dynalite) and holds the
+     * lock, with the fence the first send wrote; stock Laravel's add(), resent by the SDK,
+     * answers false, and its own lock then blocks everyone until it expires.
      *
      * @dataProvider servers
      */
@@ -179,13 +181,16 @@ final class FaultProxyTest extends TestCase
         $layout = self::layouts()[0];
         $key = self::lockKey($layout, 'app_', 'lost');
 
-        // Seed 6 drops the first answer of the faulted operation (and at most a few more); the
-        // SDK retries up to 3 times.
-        $proxy->configure(['seed' => 6, 'drop_response_rate' => 0.5, 'drop_ops' => ['UpdateItem']]);
+        // The first answer of the faulted operation is dropped, the next ones come.
+        $proxy->configure(['sequence' => ['UpdateItem' => ['drop']]]);
         $driver = self::driverStore($layout, $client, $table)->lock('lost', 30);
         $this->assertTrue($driver->acquire(), 'the driver holds the lock its first send wrote');
         $driverStats = $proxy->stats();
-        $this->assertGreaterThanOrEqual(1, $driverStats['UpdateItem']['dropped'] ?? 0, 'an answer was dropped');
+        $this->assertSame(
+            ['dropped' => 1, 'forwarded_error:ConditionalCheckFailedException' => 1],
+            self::sorted($driverStats['UpdateItem'] ?? []),
+            'an answer was dropped; the resend found the write'
+        );
         $this->assertSame(
             ['N' => (string) $driver->fence()],
             self::item(self::client($server), $table, $key)['ddblock_fence'],
@@ -194,7 +199,7 @@ final class FaultProxyTest extends TestCase
         $this->assertTrue($driver->isOwnedByCurrentProcess());
         $this->assertTrue($driver->release());
 
-        $proxy->configure(['seed' => 6, 'drop_response_rate' => 0.5, 'drop_ops' => ['PutItem']]);
+        $proxy->configure(['sequence' => ['PutItem' => ['drop']]]);
         $proxy->reset();
         $stock = self::stockStore($layout, $client, $table)->lock('lost', 30);
         $this->assertFalse($stock->acquire(), "stock Laravel's add() answers false");
@@ -214,6 +219,172 @@ final class FaultProxyTest extends TestCase
             'yet the lock is its own, left for 30 s'
         );
         $proxy->stop();
+    }
+
+    /**
+     * The acquire's first UpdateItem lands and its connection is reset; the next tries are
+     * throttled (the fault proxy's scripted sequence, the order the chaos run found). With the
+     * SDK retrying the write itself (3 attempts here, the core's default), its last answer was
+     * the throttling, which reads as "nothing was written": the driver threw a plain
+     * LockException and left its own write holding the lock until it expired. The driver sends
+     * the acquire write once per try (the SDK's retries off, and on a fresh connection, which
+     * libcurl never resends on) and retries refusals itself, so it sees the reset: with two
+     * throttled tries after it, the try after them finds this call's write (recovered, the
+     * first write's fence); with the tries used up by throttling, the write is deleted again and
+     * OutcomeUnknownException says so. Never a lock left behind.
+     *
+     * @dataProvider servers
+     */
+    public function testAnUnansweredWriteFollowedByThrottlingIsNotLeftBehind(string $server): void
+    {
+        $proxy = self::proxy($server, []);
+        $table = self::table(self::client($server));
+        $direct = self::client($server);
+        $client = self::client($proxy->url, null, ['retries' => 2]);
+        $layout = self::layouts()[0];
+        $store = self::driverStore($layout, $client, $table);
+
+        // reset, throttle, throttle: recovered by the try after them.
+        $key = self::lockKey($layout, 'app_', 'reset-throttled');
+        $proxy->configure(['sequence' => ['UpdateItem' => ['reset', 'throttle', 'throttle']]]);
+        $lock = $store->lock('reset-throttled', 30);
+        try {
+            $acquired = $lock->acquire();
+        } catch (LockException $e) {
+            $this->fail(sprintf(
+                'a plain %s (%s) while the first write holds the lock: %s',
+                get_class($e),
+                $e->getMessage(),
+                json_encode(self::item($direct, $table, $key))
+            ));
+        }
+        $this->assertTrue($acquired, 'the first write landed: the resend after the throttled tries recovers it');
+        $item = self::item($direct, $table, $key);
+        $this->assertSame(['N' => (string) $lock->fence()], $item[DynamoDbStore::FENCE_ATTRIBUTE] ?? null);
+        $stats = $proxy->stats();
+        $this->assertSame(
+            ['forwarded_error:ConditionalCheckFailedException' => 1, 'reset' => 1, 'throttled' => 2],
+            self::sorted($stats['UpdateItem'] ?? []),
+            'one try per UpdateItem the driver sent: reset, throttled twice, then its own write found'
+        );
+        $this->assertTrue($lock->release());
+        $this->assertNull(self::item($direct, $table, $key), 'no lock left behind');
+
+        // reset, then throttled on every try (3): cleaned up. This client's connection is a
+        // reused one by now, which libcurl would resend on by itself after the reset (and the
+        // resend's throttling would hide the write again) unless the write has its own.
+        $key = self::lockKey($layout, 'app_', 'reset-throttled-out');
+        $proxy->configure(['sequence' => ['UpdateItem' => ['reset', 'throttle', 'throttle', 'throttle']]]);
+        $proxy->reset();
+        $lock = $store->lock('reset-throttled-out', 30, 'a-secret-owner-token');
+        try {
+            $lock->acquire();
+            $this->fail('acquire() answered');
+        } catch (OutcomeUnknownException $e) {
+            $this->assertSame('deleted', $e->cleanup(), $e->getMessage());
+            $this->assertFalse($e->lockMayBeHeld());
+            $this->assertStringContainsString('ProvisionedThroughputExceededException', $e->getMessage());
+            $this->assertStringNotContainsString('a-secret-owner-token', $e->getMessage());
+        } catch (LockException $e) {
+            $this->fail(sprintf(
+                'a plain %s (%s) while the first write holds the lock: %s',
+                get_class($e),
+                $e->getMessage(),
+                json_encode(self::item($direct, $table, $key))
+            ));
+        }
+        $this->assertNull(self::item($direct, $table, $key), 'no lock left behind');
+        $stats = $proxy->stats();
+        $this->assertSame(['reset' => 1, 'throttled' => 3], self::sorted($stats['UpdateItem'] ?? []));
+        $this->assertSame(['forwarded_ok' => 1], $stats['DeleteItem'] ?? [], 'one clean-up delete');
+        fwrite(STDERR, sprintf(
+            "\n[figures] Laravel %s, %s, acquire through reset + throttling: recovered; "
+            . "through reset + 3 throttled tries: cleaned up, requests %s\n",
+            self::laravel(),
+            $server,
+            json_encode($stats)
+        ));
+        $proxy->stop();
+    }
+
+    /**
+     * Throttled tries of the acquire write are retried by the driver, not the SDK: a jittered
+     * backoff (50 ms, doubling), up to 3 tries per call (the core's default), whatever retries the
+     * client has. Throttled once, the next try takes the lock; throttled 3 times, the call throws
+     * the throttling as a LockException (nothing was written) after exactly 3 UpdateItems.
+     *
+     * @dataProvider servers
+     */
+    public function testThrottledAcquireTriesAreRetriedByTheDriver(string $server): void
+    {
+        $proxy = self::proxy($server, []);
+        $table = self::table(self::client($server));
+        $direct = self::client($server);
+        $client = self::client($proxy->url, null, ['retries' => 10]);
+        $layout = self::layouts()[0];
+        $store = self::driverStore($layout, $client, $table);
+
+        $proxy->configure(['sequence' => ['UpdateItem' => ['throttle']]]);
+        $lock = $store->lock('throttled-once', 30);
+        $this->assertTrue($lock->acquire());
+        $this->assertSame(['forwarded_ok' => 1, 'throttled' => 1], self::sorted($proxy->stats()['UpdateItem'] ?? []));
+        $this->assertTrue($lock->release());
+
+        $proxy->configure(['sequence' => ['UpdateItem' => ['throttle', 'throttle', 'throttle', 'throttle']]]);
+        $proxy->reset();
+        $lock = $store->lock('throttled-out', 30);
+        try {
+            $lock->acquire();
+            $this->fail('acquire() answered');
+        } catch (OutcomeUnknownException $e) {
+            $this->fail('nothing was sent that could have landed: ' . $e->getMessage());
+        } catch (LockException $e) {
+            $this->assertSame('ProvisionedThroughputExceededException', $e->getAwsErrorCode());
+        }
+        $this->assertSame(
+            ['throttled' => 3],
+            $proxy->stats()['UpdateItem'] ?? [],
+            "the driver's 3 tries, one request each"
+        );
+        $this->assertNull(self::item($direct, $table, self::lockKey($layout, 'app_', 'throttled-out')));
+        $proxy->stop();
+    }
+
+    /**
+     * A 503 `ServiceUnavailable` counts as "no answer", as in the core (`may_have_committed`):
+     * DynamoDB may have applied the write. The driver cannot tell it from the fault proxy's own
+     * 502 `ServiceUnavailable` when the server is unreachable (nothing was written): that too is
+     * sent again once, then cleaned up, and the clean-up, unanswered as well, says the lock may
+     * be held until the write's expiry. Never a plain error that could hide a landed write.
+     */
+    public function testServiceUnavailableCountsAsNoAnswer(): void
+    {
+        $proxy = FaultProxy::start(self::cargoBinary('fault-proxy'), 'http://127.0.0.1:9');
+        $client = self::client($proxy->url, null, ['retries' => 0]);
+        $lock = self::driverStore(self::layouts()[0], $client, 'cache')->lock('unreachable', 30);
+        try {
+            $lock->acquire();
+            $this->fail('acquire() answered');
+        } catch (OutcomeUnknownException $e) {
+            $this->assertSame('ServiceUnavailable', $e->getAwsErrorCode());
+            $this->assertSame('failed', $e->cleanup(), $e->getMessage());
+            $this->assertTrue($e->lockMayBeHeld());
+        }
+        $stats = $proxy->stats();
+        $this->assertSame(['upstream_unreachable' => 2], $stats['UpdateItem'] ?? [], 'the write and one resend');
+        $this->assertSame(['upstream_unreachable' => 1], $stats['DeleteItem'] ?? [], 'the clean-up');
+        $proxy->stop();
+    }
+
+    /**
+     * @param  array<string, int>  $counts
+     * @return array<string, int>
+     */
+    private static function sorted(array $counts): array
+    {
+        ksort($counts);
+
+        return $counts;
     }
 
     /**
@@ -253,7 +424,8 @@ final class FaultProxyTest extends TestCase
             $key = self::lockKey($layout, 'app_', $name);
             $proxy->configure($fault);
             $proxy->reset();
-            // One SDK retry per request, and a timeout shorter than the delayed answers.
+            // One SDK retry per request (the clean-up's; the acquire write is sent once per try),
+            // and a timeout shorter than the delayed answers.
             $http = ['timeout' => 0.5, 'connect_timeout' => 2];
             $client = self::client($proxy->url, null, ['retries' => 1, 'http' => $http]);
             $lock = self::driverStore($layout, $client, $table)->lock($name, 3600, 'a-secret-owner-token');
@@ -271,9 +443,10 @@ final class FaultProxyTest extends TestCase
             $this->assertNull($lock->fence());
             $this->assertNull(self::item(self::client($server), $table, $key), "$what: the lock is not stranded");
             $stats = $proxy->stats();
-            // Two writes, each sent twice by the SDK, every one faulted; then one clean-up delete.
-            // (A delayed answer is also counted as forwarded once it is sent, too late.)
-            $this->assertSame(4, $stats['UpdateItem'][$outcome] ?? 0, $what);
+            // Two writes (the first and one resend), each sent once, both faulted; then one
+            // clean-up delete. (A delayed answer is also counted as forwarded once it is sent,
+            // too late.)
+            $this->assertSame(2, $stats['UpdateItem'][$outcome] ?? 0, $what);
             $this->assertSame(1, array_sum($stats['DeleteItem'] ?? []), $what);
             $this->assertTrue($direct->lock($name, 10)->get(), "$what: free for the next holder");
             fwrite(STDERR, sprintf(

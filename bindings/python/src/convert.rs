@@ -203,6 +203,7 @@ impl<'py> IntoPyObject<'py> for OptPhp {
     type Target = PyAny;
     type Output = Bound<'py, PyAny>;
     type Error = PyErr;
+    const OUTPUT_TYPE: pyo3::inspect::PyStaticExpr = pyo3::type_hint_identifier!("typing", "Any");
 
     fn into_pyobject(self, py: Python<'py>) -> PyResult<Self::Output> {
         match self.0 {
@@ -255,6 +256,23 @@ pub fn ttl(v: &Bound<'_, PyAny>) -> PyResult<i64> {
             v.get_type().name()?
         ),
     }))
+}
+
+/// A compare-and-set version from a Python int (or a whole float), by the core's rule.
+pub fn version(v: &Bound<'_, PyAny>) -> PyResult<u64> {
+    if v.cast::<PyBool>().is_err() {
+        if let Ok(i) = v.cast::<PyInt>() {
+            let n = i.extract::<i64>().unwrap_or(-1);
+            return ddblock::cas::version_from_i64(n).map_err(errors::to_py);
+        }
+        if let Ok(f) = v.cast::<PyFloat>() {
+            return ddblock::cas::version_from_f64(f.value()).map_err(errors::to_py);
+        }
+    }
+    Err(type_error(format!(
+        "version must be an int (from get_versioned) or a Versioned, not {}",
+        v.get_type().name()?
+    )))
 }
 
 /// An increment amount from a Python int or float.

@@ -29,6 +29,7 @@ pub fn class_name(kind: ErrorKind) -> &'static str {
         ErrorKind::Credentials => "CredentialsError",
         ErrorKind::Config => "ConfigError",
         ErrorKind::Unsupported => "UnsupportedError",
+        ErrorKind::Conflict => "ConflictError",
     }
 }
 
@@ -103,6 +104,7 @@ fn build(py: Python<'_>, err: &Error) -> PyResult<PyErr> {
             attrs.set_item("operation", *operation)?;
             attrs.set_item("endpoint", endpoint)?;
         }
+        Error::Conflict { key, .. } => attrs.set_item("key", key)?,
         Error::Config(_) | Error::Unsupported(_) => {}
     }
     let exc = class.call1((err.to_string(),))?;
@@ -179,6 +181,10 @@ pub fn sample(kind: ErrorKind) -> Error {
         },
         ErrorKind::Config => Error::Config("sample".into()),
         ErrorKind::Unsupported => Error::Unsupported("sample".into()),
+        ErrorKind::Conflict => Error::Conflict {
+            key: "k".into(),
+            message: "sample".into(),
+        },
     }
 }
 

@@ -6,6 +6,7 @@
 mod convert;
 mod errors;
 mod lock;
+mod patterns;
 mod pending;
 mod runtime;
 mod store;
@@ -79,6 +80,8 @@ mod _native {
     const __version__: &str = env!("CARGO_PKG_VERSION");
     #[pymodule_export]
     use super::lock::{PyHeartbeat, PyLock};
+    #[pymodule_export]
+    use super::patterns::{PyClaim, PyConflictRetry, PyOnce, PyVersioned};
     #[pymodule_export]
     use super::pending::Pending;
     #[pymodule_export]

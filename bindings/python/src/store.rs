@@ -4,13 +4,17 @@
 use std::time::Duration;
 
 use ddblock::admin::{CreateTableOptions, DoctorOptions, ScanOptions};
-use ddblock::{Backoff, Consistency, KeyLayout, PhpValue, Store, StoreConfig};
+use ddblock::{
+    Backoff, CasOptions, CasOutcome, Consistency, KeyLayout, LockBackendKind, PhpValue, Store,
+    StoreConfig, Versioned,
+};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::convert::{amount, to_php, ttl, CreateReport, Doctor, Many, OptPhp};
+use crate::convert::{amount, to_php, ttl, version, CreateReport, Doctor, Many, OptPhp};
 use crate::errors::to_py;
 use crate::lock::PyLock;
+use crate::patterns::{PyConflictRetry, PyOnce, PyVersioned};
 use crate::pending::Pending;
 
 /// How a Python caller creates the table, for `TableNotFound`'s message.
@@ -37,7 +41,8 @@ impl PyStore {
         *, table = None, prefix = None, layout = None, endpoint_url = None, region = None,
         key_attribute = None, value_attribute = None, expiration_attribute = None,
         connect_timeout = None, operation_timeout = None, attempt_timeout = None,
-        max_attempts = None, backoff = None, clock_skew_margin = None, heartbeat_interval = None
+        max_attempts = None, backoff = None, clock_skew_margin = None, heartbeat_interval = None,
+        backend = None, bucket = None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -56,6 +61,8 @@ impl PyStore {
         backoff: Option<(f64, f64, f64, f64)>,
         clock_skew_margin: Option<f64>,
         heartbeat_interval: Option<f64>,
+        backend: Option<&str>,
+        bucket: Option<String>,
     ) -> PyResult<Self> {
         let mut b = StoreConfig::from_env()
             .map_err(to_py)?
@@ -101,6 +108,12 @@ impl PyStore {
         }
         if let Some(d) = duration("heartbeat_interval", heartbeat_interval)? {
             b = b.heartbeat_interval(d);
+        }
+        if let Some(v) = backend {
+            b = b.lock_backend(v.parse::<LockBackendKind>().map_err(to_py)?);
+        }
+        if let Some(v) = bucket {
+            b = b.s3_bucket(v);
         }
         if let Some((initial, max, multiplier, jitter)) = backoff {
             b = b.backoff(Backoff {
@@ -187,6 +200,82 @@ impl PyStore {
         let ttl = self::ttl(ttl)?;
         let lock = self.inner.make_lock(name, ttl, owner).map_err(to_py)?;
         Ok(PyLock::new(lock))
+    }
+
+    /// The once-only guard of `event_id` (sends nothing); the core checks the id and ttls.
+    #[pyo3(signature = (event_id, ttl, done_ttl))]
+    fn once(
+        &self,
+        event_id: &str,
+        ttl: &Bound<'_, PyAny>,
+        done_ttl: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyOnce> {
+        let ttl = self::ttl(ttl)?;
+        let done_ttl = done_ttl.map(self::ttl).transpose()?;
+        let once = self
+            .inner
+            .once(event_id, ttl)
+            .and_then(|o| match done_ttl {
+                Some(d) => o.with_done_ttl(d),
+                None => Ok(o),
+            })
+            .map_err(to_py)?;
+        Ok(PyOnce::new(once))
+    }
+
+    /// `key`'s value and version (one consistent read): a `Versioned`.
+    fn get_versioned(&self, key: String) -> Pending {
+        let s = self.inner.clone();
+        Pending::new(async move {
+            s.get_versioned(&key)
+                .await
+                .map(|inner| PyVersioned { inner })
+        })
+    }
+
+    /// Stores `value` if the entry is at `version` (an int), or unchanged since `version` (a
+    /// `Versioned` read); the written `Versioned`, or None on a conflict.
+    fn put_if_version(
+        &self,
+        key: String,
+        value: &Bound<'_, PyAny>,
+        ttl: &Bound<'_, PyAny>,
+        version: &Bound<'_, PyAny>,
+    ) -> PyResult<Pending> {
+        let seen: Option<Versioned> = version
+            .cast::<PyVersioned>()
+            .ok()
+            .map(|v| v.get().inner.clone());
+        let expected = match &seen {
+            Some(_) => 0,
+            None => self::version(version)?,
+        };
+        let (v, t, s) = (to_php(value)?, self::ttl(ttl)?, self.inner.clone());
+        Ok(Pending::new(async move {
+            let out = match &seen {
+                Some(seen) => s.put_if_unchanged(&key, seen, &v, t).await?,
+                None => s.put_if_version(&key, &v, t, expected).await?,
+            };
+            match out {
+                CasOutcome::Written { version } => Ok(Some(PyVersioned {
+                    inner: Versioned::written(v, version)?,
+                })),
+                CasOutcome::Conflict => Ok(None),
+            }
+        }))
+    }
+
+    /// The core's bounded retry for an `update` loop on `key` (`None`: the core's attempts).
+    #[pyo3(signature = (key, attempts))]
+    fn conflict_retry(&self, key: &str, attempts: Option<u32>) -> PyResult<PyConflictRetry> {
+        let mut opts = CasOptions::new();
+        if let Some(n) = attempts {
+            opts = opts.attempts(n);
+        }
+        let r = self.inner.conflict_retry(key, &opts).map_err(to_py)?;
+        Ok(PyConflictRetry {
+            inner: std::sync::Arc::new(r),
+        })
     }
 
     fn get(&self, key: String, consistent: bool) -> Pending {

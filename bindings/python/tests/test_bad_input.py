@@ -4,12 +4,17 @@ same kind as in every other front (the rules are the core's)."""
 from __future__ import annotations
 
 import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
 from typing import Any
 
 import pytest
 
 import ddblock
-from conftest import ROOT, endpoint_of, new_table
+from conftest import ROOT, FaultProxy, Raw, endpoint_of, new_table
 
 CASES: list[dict[str, Any]] = json.loads((ROOT / "compat-tests/bad-input.json").read_text())[
     "cases"
@@ -23,7 +28,43 @@ def name_of(c: dict[str, Any]) -> str:
     return str(c.get("name", ""))
 
 
+def closed_endpoint() -> str:
+    """A loopback URL nothing listens on."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{s.getsockname()[1]}"
+
+
+def without_credentials(c: dict[str, Any], endpoint: str, table: str) -> str:
+    """Runs the case in a fresh interpreter with no AWS credentials anywhere; returns the kind."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    with tempfile.TemporaryDirectory() as home:
+        env.update(HOME=home, AWS_EC2_METADATA_DISABLED="true")
+        script = (
+            "import ddblock, json, sys\n"
+            "c = json.loads(sys.argv[1])\n"
+            "store = ddblock.Store(sys.argv[2], endpoint_url=sys.argv[3], region='us-east-1')\n"
+            "try:\n"
+            "    store.lock(c['name'], c['ttl']).acquire()\n"
+            "except ddblock.DdblockError as e:\n"
+            "    print(e.kind)\n"
+        )
+        out = subprocess.run(
+            [sys.executable, "-c", script, json.dumps(c), table, endpoint],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert out.returncode == 0, out.stderr
+    return out.stdout.strip()
+
+
 def run(c: dict[str, Any], endpoint: str, table: str) -> None:
+    if c.get("server") == "unreachable":
+        endpoint = closed_endpoint()
+    if "stored" in c:
+        Raw(endpoint, table).put({"key": {"S": c["key"]}, "value": {"S": c["stored"]}})
     if c["op"] == "config":
         ddblock.Store(
             c.get("table", table),
@@ -34,13 +75,22 @@ def run(c: dict[str, Any], endpoint: str, table: str) -> None:
     store = ddblock.Store(
         "ddblock_no_such_table" if c.get("table") == "missing" else table,
         endpoint_url=endpoint,
+        region="us-east-1",
+        prefix="",
+        max_attempts=2,
     )
     if c["op"] == "lock":
         store.lock(name_of(c), c["ttl"])
+    elif c["op"] == "acquire":
+        store.lock(name_of(c), c["ttl"]).acquire()
     elif c["op"] == "get":
         store.get(c["key"])
     elif c["op"] == "put":
         store.put(c["key"], c["value"], ttl=c["ttl"])
+    elif c["op"] == "once":
+        store.once(name_of(c), ttl=c["ttl"])
+    elif c["op"] == "put_if_version":
+        store.put_if_version(c["key"], c["value"], ttl=c["ttl"], version=c["version"])
     else:
         raise AssertionError(c["op"])
 
@@ -48,6 +98,17 @@ def run(c: dict[str, Any], endpoint: str, table: str) -> None:
 @pytest.mark.parametrize("case", CASES, ids=[c["case"] for c in CASES])
 def test_bad_input_gets_its_kind(case: dict[str, Any]) -> None:
     endpoint = endpoint_of("moto")
-    with pytest.raises(ddblock.DdblockError) as info:
-        run(case, endpoint, new_table(endpoint))
+    table = new_table(endpoint)
+    if case.get("server") == "no_credentials":
+        assert without_credentials(case, endpoint, table) == case["kind"]
+        return
+    proxy = FaultProxy(endpoint) if case.get("server") == "throttling" else None
+    try:
+        if proxy is not None:
+            proxy.faults(throttle_rate=1.0)
+        with pytest.raises(ddblock.DdblockError) as info:
+            run(case, endpoint if proxy is None else proxy.url, table)
+    finally:
+        if proxy is not None:
+            proxy.close()
     assert info.value.kind == case["kind"], str(info.value)

@@ -26,6 +26,7 @@ EXPECTED: dict[str, tuple[type[BaseException], tuple[type[BaseException], ...]]]
     "credentials": (ddblock.CredentialsError, ()),
     "config": (ddblock.ConfigError, (ValueError,)),
     "unsupported": (ddblock.UnsupportedError, ()),
+    "conflict": (ddblock.ConflictError, ()),
 }
 
 

@@ -233,6 +233,9 @@ def rust_peer_binary() -> str:
 
 @pytest.fixture
 def rust(endpoint: str, table: str, layout: str) -> Rust:
+    # Built here, before the test takes any lock: a build under load can outlast a lock's ttl
+    # (a 30 s lock taken first was seen expired by the peer's first call).
+    rust_peer_binary()
     return Rust(endpoint, table, layout, PREFIX)
 
 

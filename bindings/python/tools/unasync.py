@@ -6,6 +6,8 @@ token by token:
 
 - ``async def`` -> ``def``, ``async with`` -> ``with``;
 - ``await EXPR`` -> ``EXPR.wait()``, where EXPR is the dotted call right after ``await``;
+- ``await work(...)`` -> ``work(...)``: ``work`` is the caller's own function (a coroutine
+  function in the asyncio API, a plain one in the blocking API), not a native call;
 - ``__aenter__``/``__aexit__`` -> ``__enter__``/``__exit__``;
 - ``AsyncStore``/``AsyncLock`` -> ``Store``/``Lock``; a few docstring phrases.
 
@@ -23,6 +25,9 @@ HERE = Path(__file__).resolve().parent
 SOURCE = HERE.parent / "python" / "ddblock" / "_aio.py"
 TARGET = HERE.parent / "python" / "ddblock" / "_sync.py"
 
+#: A call of the caller's own function: awaited in the asyncio API, called in the blocking one.
+USER_CALL = "work("
+
 HEADER = '''"""Store and Lock: the blocking API of ddblock.
 
 GENERATED from _aio.py by tools/unasync.py: do not edit; edit _aio.py and rerun it.
@@ -33,6 +38,15 @@ Every call blocks with the GIL released, so other Python threads run meanwhile.
 WORDS = [
     ("AsyncStore", "Store"),
     ("AsyncLock", "Lock"),
+    ("AsyncOnce", "Once"),
+    ("AsyncClaim", "Claim"),
+    ("_Work = Callable[..., Awaitable[_T]]", "_Work = Callable[..., _T]"),
+    ("from collections.abc import Awaitable, Callable,", "from collections.abc import Callable,"),
+    ("async with store.once(", "with store.once("),
+    (
+        "``await once.run(handler)`` does the same around a coroutine function.",
+        "``once.run(handler)`` does the same around a function.",
+    ),
     ("__aenter__", "__enter__"),
     ("__aexit__", "__exit__"),
     ("(``await`` each call)", "(blocking calls)"),
@@ -76,7 +90,7 @@ def convert(src: str) -> str:
         expr = body[m.end() : end]
         if not expr.endswith(")"):
             raise SystemExit(f"unasync: `await {expr}` is not a call; await only native calls")
-        out.append(expr + ".wait()")
+        out.append(expr if expr.startswith(USER_CALL) else expr + ".wait()")
         i = end
     out.append(body[i:])
     text = "".join(out)

@@ -11,8 +11,12 @@ pub struct Profile {
     pub workers_per_lang: usize,
     /// Stock Laravel workers (the control group, on their own keys).
     pub control_workers: usize,
-    /// Acquisitions each worker aims for.
+    /// Acquisitions each ddblock worker aims for.
     pub acquisitions: usize,
+    /// Acquisitions each control (stock Laravel) worker aims for: fewer in the long profile,
+    /// because every lock Laravel leaves stuck blocks its key until the ttl and its workers
+    /// would outlast the time limit.
+    pub control_acquisitions: usize,
     /// Lock names shared by ddblock's workers.
     pub keys: usize,
     /// Lock names of the control group.
@@ -61,6 +65,7 @@ impl Profile {
             workers_per_lang: 2,
             control_workers: 2,
             acquisitions: 25,
+            control_acquisitions: 25,
             keys: 3,
             control_keys: 2,
             ttl_secs: 6,
@@ -89,8 +94,10 @@ impl Profile {
             workers_per_lang: 4,
             control_workers: 4,
             acquisitions: 1000,
-            keys: 4,
-            control_keys: 2,
+            control_acquisitions: 200,
+            // Enough keys that 16 workers contend without queueing for an hour.
+            keys: 16,
+            control_keys: 4,
             max_duration: Duration::from_secs(3600),
             restart_after: Some(Duration::from_secs(120)),
             ..Profile::short()

@@ -148,6 +148,36 @@ pub async fn new_table(client: &Client, key_attribute: &str) -> String {
     panic!("table {name} never became ACTIVE");
 }
 
+/// A plain S3 client for `endpoint` (moto; path-style addressing, test credentials).
+pub fn s3_client_for(endpoint: &str) -> aws_sdk_s3::Client {
+    let conf = aws_sdk_s3::Config::builder()
+        .behavior_version(aws_sdk_s3::config::BehaviorVersion::latest())
+        .region(aws_sdk_s3::config::Region::new("us-east-1"))
+        .credentials_provider(aws_sdk_s3::config::Credentials::new(
+            "test",
+            "test",
+            None,
+            None,
+            "ddblock-tests",
+        ))
+        .endpoint_url(endpoint)
+        .force_path_style(true)
+        .build();
+    aws_sdk_s3::Client::from_conf(conf)
+}
+
+/// A fresh, empty bucket on `endpoint` (for the s3 lock backend).
+pub async fn new_bucket(endpoint: &str) -> String {
+    let name = unique("locks-").replace('_', "-");
+    s3_client_for(endpoint)
+        .create_bucket()
+        .bucket(&name)
+        .send()
+        .await
+        .expect("CreateBucket");
+    name
+}
+
 /// Deletes a table (best effort: a test that failed may have left it half made).
 pub async fn delete_table(client: &Client, table: &str) {
     let _ = client.delete_table().table_name(table).send().await;

@@ -7,8 +7,10 @@
 
 mod attr;
 mod batch;
+mod cas;
 mod client;
 mod error;
+mod once;
 mod request;
 mod scan;
 mod table;
@@ -22,6 +24,8 @@ pub use aws_sdk_dynamodb::Client;
 use crate::config::StoreConfig;
 use crate::error::Result;
 
+pub(crate) use cas::CasWrite;
+pub(crate) use once::{ClaimAdd, Conditional};
 pub(crate) use request::{DeleteIfValue, TakeLock};
 pub(crate) use scan::{ScanFilter, StartKey};
 pub use table::{TableInfo, TtlState};

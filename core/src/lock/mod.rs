@@ -7,6 +7,7 @@ mod attempt;
 mod backend;
 mod dynamo;
 mod lease;
+mod s3;
 mod wait;
 mod waiters;
 
@@ -78,7 +79,7 @@ struct LockSpec {
     name: String,
     key: String,
     /// The key's identity across handles and stores of this process (endpoint, region, table,
-    /// key): what its local waiters share.
+    /// bucket, key): what its local waiters share.
     wait_key: Arc<str>,
     owner: String,
     stored_owner: StoredValue,
@@ -102,10 +103,11 @@ impl LockSpec {
         let owner = owner.unwrap_or_else(random_owner);
         let stored_owner = item::stored_owner(&owner)?;
         let wait_key = format!(
-            "{}\u{0}{}\u{0}{}\u{0}{key}",
+            "{}\u{0}{}\u{0}{}\u{0}{}\u{0}{key}",
             cfg.endpoint().unwrap_or_default(),
             cfg.region().unwrap_or_default(),
-            cfg.table()
+            cfg.table(),
+            cfg.s3_bucket().unwrap_or_default()
         )
         .into();
         Ok(LockSpec {
@@ -189,7 +191,10 @@ impl Store {
     pub fn make_lock(&self, name: &str, ttl_secs: i64, owner: Option<String>) -> Result<Lock> {
         let spec = LockSpec::new(self.config(), name, ttl_secs, owner)?;
         Ok(Lock {
-            backend: Arc::new(self.table().clone()),
+            backend: match self.bucket() {
+                Some(bucket) => Arc::new(bucket.clone()),
+                None => Arc::new(self.table().clone()),
+            },
             spec: Arc::new(spec),
             backoff: self.config().backoff(),
             state: Arc::new(Mutex::new(LeaseState::default())),

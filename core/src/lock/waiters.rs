@@ -1,7 +1,7 @@
 //! What this process knows of each lock: who of its waiters watches it and whether one of its
-//! handles holds it. Waiters on one key (same endpoint, region, table and key) take turns, so only
-//! one of them watches the lock at a time however many wait; a release in this process wakes the
-//! watcher at once instead of after its next pause; a waiter that knows a handle of this
+//! handles holds it. Waiters on one key (same endpoint, region, table, bucket and key) take turns,
+//! so only one of them watches the lock at a time however many wait; a release in this process
+//! wakes the watcher at once instead of after its next pause; a waiter that knows a handle of this
 //! process holds the lock sends no write to learn it; and once this process has seen the lock
 //! held, its next waiters look (a consistent read) before they write.
 //!

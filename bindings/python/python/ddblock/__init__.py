@@ -13,13 +13,14 @@ Reads and writes exactly the items of Laravel's ``DynamoDbStore`` and
 import atexit as _atexit
 
 from . import _native
-from ._aio import AsyncLock, AsyncStore
-from ._native import __version__, serialize, unserialize
-from ._sync import Lock, Store
-from ._values import Backoff, Holder, PhpObject
+from ._aio import AsyncClaim, AsyncLock, AsyncOnce, AsyncStore
+from ._native import Versioned, __version__, serialize, unserialize
+from ._sync import Claim, Lock, Once, Store
+from ._values import Backoff, Holder, OnceResult, OnceStatus, PhpObject
 from .exceptions import (
     CodecError,
     ConfigError,
+    ConflictError,
     CredentialsError,
     DdblockError,
     InvalidKey,
@@ -35,11 +36,15 @@ from .exceptions import (
 )
 
 __all__ = [
+    "AsyncClaim",
     "AsyncLock",
+    "AsyncOnce",
     "AsyncStore",
     "Backoff",
+    "Claim",
     "CodecError",
     "ConfigError",
+    "ConflictError",
     "CredentialsError",
     "DdblockError",
     "Holder",
@@ -48,6 +53,9 @@ __all__ = [
     "LeaseLost",
     "Lock",
     "LockTimeout",
+    "Once",
+    "OnceResult",
+    "OnceStatus",
     "OutcomeUnknown",
     "PhpObject",
     "ServiceError",
@@ -56,6 +64,7 @@ __all__ = [
     "Throttled",
     "TransportError",
     "UnsupportedError",
+    "Versioned",
     "__version__",
     "serialize",
     "unserialize",

@@ -7,22 +7,30 @@ This file is also the source of the blocking API: ``tools/unasync.py`` writes ``
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 from ._base import (
+    ClaimBase,
     LockBase,
+    OnceBase,
     StoreBase,
     end_of_lease,
+    give_back_failed,
     keys_list,
     release_failed,
     wait_seconds,
 )
-from ._values import Holder
+from ._native import Versioned
+from ._values import Holder, OnceResult, OnceStatus
 from .exceptions import DdblockError
 
-__all__ = ["AsyncLock", "AsyncStore"]
+__all__ = ["AsyncClaim", "AsyncLock", "AsyncOnce", "AsyncStore"]
+
+_T = TypeVar("_T")
+#: The caller's handler for ``Once.run``.
+_Work = Callable[..., Awaitable[_T]]
 
 
 class AsyncStore(StoreBase):
@@ -114,6 +122,55 @@ class AsyncStore(StoreBase):
         """Always raises UnsupportedError: a DynamoDB table cannot be flushed (as in Laravel)."""
         await self._native.flush()
 
+    # ---- once-only guard ----
+
+    def once(self, event_id: str, *, ttl: int, done_ttl: int | None = None) -> AsyncOnce:
+        """The once-only guard of ``event_id`` (a cache key, e.g. ``"once:" + message_id``);
+        sends nothing. See :class:`AsyncOnce`.
+
+        ``ttl``: how long a claim lasts, longer than the handler runs (afterwards another
+        delivery takes over). ``done_ttl``: how long a done event is remembered, so that
+        redeliveries are skipped (default one day).
+        """
+        return AsyncOnce(self._native.once(event_id, ttl, done_ttl))
+
+    # ---- compare-and-set ----
+
+    async def get_versioned(self, key: str) -> Versioned:
+        """``key``'s value and version (``.value``, ``.version``): one strongly consistent read.
+
+        Version 0 means the entry has none: it is missing, or Laravel wrote it.
+        """
+        return await self._native.get_versioned(key)
+
+    async def put_if_version(
+        self, key: str, value: Any, *, ttl: int, version: int | Versioned
+    ) -> int | None:
+        """Stores ``value`` for ``ttl`` seconds only if the entry is still at ``version``: the new
+        version, or None when someone else wrote it meanwhile (nothing stored).
+
+        ``version`` is an int (the version only), or the :class:`Versioned` read itself: then
+        the value must be unchanged too (a Laravel ``increment`` keeps the version).
+        """
+        written = await self._native.put_if_version(key, value, ttl, version)
+        return None if written is None else written.version
+
+    async def update(
+        self, key: str, fn: Callable[[Any], Any], *, ttl: int, attempts: int | None = None
+    ) -> Versioned:
+        """Read-modify-write until it sticks: stores ``fn(value)`` (value None when missing) if
+        the entry did not change meanwhile, else waits the store's backoff and tries again;
+        :class:`~ddblock.ConflictError` after ``attempts`` rounds (default 10). ``fn`` may run
+        several times: keep it free of side effects. Returns the written value and version.
+        """
+        retry = self._native.conflict_retry(key, attempts)
+        while True:
+            current = await self._native.get_versioned(key)
+            written = await self._native.put_if_version(key, fn(current.value), ttl, current)
+            if written is not None:
+                return written
+            await retry.after_conflict()
+
     # ---- the table ----
 
     async def create_table(self, *, ttl: bool = True, wait: float = 120.0) -> dict[str, Any]:
@@ -195,3 +252,83 @@ class AsyncLock(LockBase):
             release_failed(self.name, exc, err)
             return
         end_of_lease(self.name, lost, released, exc)
+
+
+class AsyncOnce(OnceBase):
+    """The once-only guard of one event id: exactly one delivery, across processes and
+    languages, runs the handler (``await`` each call).
+
+    ``async with store.once(event_id, ttl=300) as claim:`` claims the event (one UpdateItem);
+    ``claim`` is truthy when this delivery won. When the body ends, a won claim is marked done
+    (later deliveries are skipped), or given back if the body raised (the next delivery runs
+    it). ``await once.run(handler)`` does the same around a coroutine function.
+
+    A handle is for one delivery: enter it once.
+    """
+
+    __slots__ = ()
+
+    async def claim(self) -> AsyncClaim:
+        """Claims the event; the claim is truthy when won (then ``done()`` or ``give_back()``)."""
+        return AsyncClaim(await self._native.claim())
+
+    async def status(self) -> OnceStatus:
+        """Where the event stands (one consistent read)."""
+        return await self._native.status()
+
+    async def run(self, work: _Work[_T], /, *args: Any, **kwargs: Any) -> OnceResult[_T]:
+        """Runs ``work(*args, **kwargs)`` if this delivery claims the event: marks it done on
+        success (:class:`~ddblock.ConflictError` if the claim expired and was taken over
+        meanwhile), gives the claim back and re-raises on failure. When another delivery has it,
+        returns without running, ``ran=False`` and the ``status`` found."""
+        claim = await self._native.claim()
+        if not claim.won:
+            return OnceResult(ran=False, status=claim.status)
+        try:
+            value = await work(*args, **kwargs)
+        except BaseException as exc:
+            try:
+                await claim.give_back()
+            except DdblockError as err:
+                give_back_failed(self.event_id, exc, err)
+            raise
+        await claim.done()
+        return OnceResult(ran=True, value=value)
+
+    async def __aenter__(self) -> AsyncClaim:
+        if self._entered is not None:
+            raise RuntimeError("a once handle is for one delivery: make a new one per message")
+        self._entered = await self._native.claim()
+        return AsyncClaim(self._entered)
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        claim = self._entered
+        if claim is None or not claim.won:
+            return
+        if exc is None:
+            await claim.done()
+            return
+        try:
+            await claim.give_back()
+        except DdblockError as err:
+            give_back_failed(self.event_id, exc, err)
+
+
+class AsyncClaim(ClaimBase):
+    """What a claim found (``await`` each call): truthy when this delivery won the event."""
+
+    __slots__ = ()
+
+    async def done(self) -> None:
+        """Marks the event done, so later deliveries are skipped; :class:`~ddblock.ConflictError`
+        when the claim is not ours (not won, given back, or expired and taken over)."""
+        await self._native.done()
+
+    async def give_back(self) -> bool:
+        """Gives the claim back so the next delivery runs the handler; False when not ours."""
+        return await self._native.give_back()

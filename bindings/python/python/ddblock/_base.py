@@ -9,17 +9,29 @@ import warnings
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, TypeVar
 
+from ._native import Claim as _NativeClaim
 from ._native import Heartbeat as _NativeHeartbeat
 from ._native import Lock as _NativeLock
+from ._native import Once as _NativeOnce
 from ._native import Store as _NativeStore
-from ._values import Backoff
+from ._values import Backoff, OnceStatus
 from .exceptions import DdblockError, LeaseLost
 
 if TYPE_CHECKING:
     from ._aio import AsyncStore
     from ._sync import Store
 
-__all__ = ["LockBase", "StoreBase", "end_of_lease", "keys_list", "release_failed", "wait_seconds"]
+__all__ = [
+    "ClaimBase",
+    "LockBase",
+    "OnceBase",
+    "StoreBase",
+    "end_of_lease",
+    "give_back_failed",
+    "keys_list",
+    "release_failed",
+    "wait_seconds",
+]
 
 _S = TypeVar("_S", bound="StoreBase")
 
@@ -49,11 +61,15 @@ class StoreBase:
         backoff: Backoff | None = None,
         clock_skew_margin: float | None = None,
         heartbeat_interval: float | None = None,
+        backend: str | None = None,
+        bucket: str | None = None,
     ) -> None:
         """A store. What is not given comes from Laravel's variables (``DYNAMODB_CACHE_TABLE``,
-        ``DYNAMODB_ENDPOINT``, ``AWS_DEFAULT_REGION``, ``CACHE_PREFIX``, ``DDBLOCK_LAYOUT``),
-        then Laravel's defaults (table ``cache``, the prefix Laravel derives from ``APP_NAME``,
-        layout ``laravel12``)."""
+        ``DYNAMODB_ENDPOINT``, ``AWS_DEFAULT_REGION``, ``CACHE_PREFIX``, ``DDBLOCK_LAYOUT``,
+        ``DDBLOCK_BACKEND``, ``DDBLOCK_S3_BUCKET``), then Laravel's defaults (table ``cache``,
+        the prefix Laravel derives from ``APP_NAME``, layout ``laravel12``, locks in the table).
+        ``backend="s3"`` with ``bucket=`` keeps the locks in an S3 bucket (``endpoint_url``
+        serves it too); cache entries, ``once`` and compare-and-set stay in the table."""
         self._native = _NativeStore(
             table=table,
             prefix=prefix,
@@ -72,6 +88,8 @@ class StoreBase:
             else (backoff.initial, backoff.max, backoff.multiplier, backoff.jitter),
             clock_skew_margin=clock_skew_margin,
             heartbeat_interval=heartbeat_interval,
+            backend=backend,
+            bucket=bucket,
         )
 
     @classmethod
@@ -198,6 +216,74 @@ class LockBase:
         return type(self).__name__ + repr(self._native)[len("Lock") :]
 
 
+class OnceBase:
+    """A once-only guard's identity: event id, key, claim and done ttls."""
+
+    __slots__ = ("_entered", "_native")
+
+    def __init__(self, native: _NativeOnce) -> None:
+        self._native = native
+        self._entered: _NativeClaim | None = None
+
+    @property
+    def event_id(self) -> str:
+        """The event id as given (a cache key)."""
+        return self._native.event_id
+
+    @property
+    def key(self) -> str:
+        """The table key (prefix and layout applied)."""
+        return self._native.key
+
+    @property
+    def ttl(self) -> int:
+        """How long a claim lasts, in seconds."""
+        return self._native.ttl
+
+    @property
+    def done_ttl(self) -> int:
+        """How long a done event is remembered, in seconds."""
+        return self._native.done_ttl
+
+    def __repr__(self) -> str:
+        return type(self).__name__ + repr(self._native)[len("Once") :]
+
+
+class ClaimBase:
+    """What a claim found: truthy when this delivery won it."""
+
+    __slots__ = ("_native",)
+
+    def __init__(self, native: _NativeClaim) -> None:
+        self._native = native
+
+    @property
+    def won(self) -> bool:
+        """True when this delivery claimed the event: run the handler, then it is marked done."""
+        return self._native.won
+
+    @property
+    def status(self) -> OnceStatus | None:
+        """Why it was skipped (``in_progress`` or ``done``); None when won."""
+        return self._native.status
+
+    @property
+    def expires_at(self) -> int | None:
+        """When the claim expires (finish before it); None when not won."""
+        return self._native.expires_at
+
+    @property
+    def recovered(self) -> bool:
+        """An earlier attempt of this claim landed but its answer was lost (still ours)."""
+        return self._native.recovered
+
+    def __bool__(self) -> bool:
+        return self._native.won
+
+    def __repr__(self) -> str:
+        return type(self).__name__ + repr(self._native)[len("Claim") :]
+
+
 def keys_list(keys: Iterable[str]) -> list[str]:
     """``many()``'s keys as a list; a lone str is refused (it would be read as its characters)."""
     if isinstance(keys, (str, bytes)):
@@ -218,6 +304,18 @@ def wait_seconds(blocking: bool, timeout: float | None) -> float | None:
 def release_failed(lock_name: str, body_error: BaseException, err: DdblockError) -> None:
     """Keeps the body's exception; the release failure becomes a note (or a warning before 3.11)."""
     message = f"ddblock: releasing lock {lock_name!r} after this error failed too: {err}"
+    if sys.version_info >= (3, 11):
+        body_error.add_note(message)
+    else:
+        warnings.warn(message, RuntimeWarning, stacklevel=3)
+
+
+def give_back_failed(event_id: str, body_error: BaseException, err: DdblockError) -> None:
+    """Keeps the handler's exception; a failed give-back becomes a note (or a warning)."""
+    message = (
+        f"ddblock: giving back the claim on event {event_id!r} after this error failed too "
+        f"(it frees itself at its expiry): {err}"
+    )
     if sys.version_info >= (3, 11):
         body_error.add_note(message)
     else:

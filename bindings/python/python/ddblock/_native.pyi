@@ -3,11 +3,57 @@ The extension module, declared so that its stubs can be generated (`maturin gene
 """
 
 from _typeshed import SupportsGetItem
+from ddblock._values import OnceStatus
 from typing import Any, Final, SupportsFloat, SupportsIndex, final
 
-__all__ = ["__version__", "Heartbeat", "Lock", "Pending", "Store", "_default_backoff", "_error_kinds", "_sample_error", "_shutdown", "serialize", "unserialize"]
+__all__ = ["__version__", "Claim", "ConflictRetry", "Heartbeat", "Lock", "Once", "Pending", "Store", "Versioned", "_default_backoff", "_error_kinds", "_sample_error", "_shutdown", "serialize", "unserialize"]
 
 __version__: Final[str]
+
+@final
+class Claim:
+    """
+    What a claim found: won (then `done`/`give_back`) or skipped (then `status` says why).
+    """
+    def __repr__(self, /) -> str: ...
+    def done(self, /) -> Pending:
+        """
+        Marks the event done; `ConflictError` when the claim is not (or no longer) ours.
+        """
+    @property
+    def expires_at(self, /) -> int | None:
+        """
+        When the claim expires; None when not won.
+        """
+    def give_back(self, /) -> Pending:
+        """
+        Gives the claim back; False when it is not (or no longer) ours.
+        """
+    @property
+    def recovered(self, /) -> bool:
+        """
+        An earlier attempt of this claim landed but its answer was lost.
+        """
+    @property
+    def status(self, /) -> OnceStatus | None:
+        """
+        Why it was skipped (`in_progress` or `done`); None when won.
+        """
+    @property
+    def won(self, /) -> bool:
+        """
+        True when this delivery won the claim.
+        """
+
+@final
+class ConflictRetry:
+    """
+    The core's bounded retry of a read-modify-write loop.
+    """
+    def after_conflict(self, /) -> Pending:
+        """
+        After a conflict: waits the backoff, or raises `ConflictError` after the last attempt.
+        """
 
 @final
 class Heartbeat:
@@ -74,6 +120,29 @@ class Lock:
     def ttl(self, /) -> int: ...
 
 @final
+class Once:
+    """
+    The once-only guard of one event id; `ddblock.Once` and `ddblock.AsyncOnce` wrap it.
+    """
+    def __repr__(self, /) -> str: ...
+    def claim(self, /) -> Pending:
+        """
+        Claims the event (one UpdateItem, usually); a `Claim`, won or not.
+        """
+    @property
+    def done_ttl(self, /) -> int: ...
+    @property
+    def event_id(self, /) -> str: ...
+    @property
+    def key(self, /) -> str: ...
+    def status(self, /) -> Pending:
+        """
+        Where the event stands (one consistent GetItem).
+        """
+    @property
+    def ttl(self, /) -> int: ...
+
+@final
 class Pending:
     """
     A started-on-demand operation: `.wait()` or `await`, once.
@@ -93,7 +162,7 @@ class Store:
     """
     The native store; `ddblock.Store` and `ddblock.AsyncStore` wrap it.
     """
-    def __new__(cls, /, *, table: str | None = None, prefix: str | None = None, layout: str | None = None, endpoint_url: str | None = None, region: str | None = None, key_attribute: str | None = None, value_attribute: str | None = None, expiration_attribute: str | None = None, connect_timeout: SupportsFloat | SupportsIndex | None = None, operation_timeout: SupportsFloat | SupportsIndex | None = None, attempt_timeout: SupportsFloat | SupportsIndex | None = None, max_attempts: SupportsIndex | None = None, backoff: tuple[SupportsFloat | SupportsIndex, SupportsFloat | SupportsIndex, SupportsFloat | SupportsIndex, SupportsFloat | SupportsIndex] | None = None, clock_skew_margin: SupportsFloat | SupportsIndex | None = None, heartbeat_interval: SupportsFloat | SupportsIndex | None = None) -> Store:
+    def __new__(cls, /, *, table: str | None = None, prefix: str | None = None, layout: str | None = None, endpoint_url: str | None = None, region: str | None = None, key_attribute: str | None = None, value_attribute: str | None = None, expiration_attribute: str | None = None, connect_timeout: SupportsFloat | SupportsIndex | None = None, operation_timeout: SupportsFloat | SupportsIndex | None = None, attempt_timeout: SupportsFloat | SupportsIndex | None = None, max_attempts: SupportsIndex | None = None, backoff: tuple[SupportsFloat | SupportsIndex, SupportsFloat | SupportsIndex, SupportsFloat | SupportsIndex, SupportsFloat | SupportsIndex] | None = None, clock_skew_margin: SupportsFloat | SupportsIndex | None = None, heartbeat_interval: SupportsFloat | SupportsIndex | None = None, backend: str | None = None, bucket: str | None = None) -> Store:
         """
         Explicit settings win; Laravel's variables fill what is not given; Laravel's defaults last.
         """
@@ -105,6 +174,10 @@ class Store:
         `(initial, max, multiplier, jitter)` of the lock wait backoff.
         """
     def cache_key(self, /, key: str) -> str: ...
+    def conflict_retry(self, /, key: str, attempts: SupportsIndex | None) -> ConflictRetry:
+        """
+        The core's bounded retry for an `update` loop on `key` (`None`: the core's attempts).
+        """
     def create_table(self, /, ttl: bool, wait: SupportsFloat | SupportsIndex) -> Pending:
         """
         Creates the table (idempotent) and enables TTL; `wait` seconds for ACTIVE.
@@ -122,6 +195,10 @@ class Store:
     def forever(self, /, key: str, value: Any) -> Pending: ...
     def forget(self, /, key: str) -> Pending: ...
     def get(self, /, key: str, consistent: bool) -> Pending: ...
+    def get_versioned(self, /, key: str) -> Pending:
+        """
+        `key`'s value and version (one consistent read): a `Versioned`.
+        """
     def increment(self, /, key: str, by: Any) -> Pending: ...
     @property
     def key_attribute(self, /) -> str: ...
@@ -133,9 +210,18 @@ class Store:
         """
     def lock_key(self, /, name: str) -> str: ...
     def many(self, /, keys: SupportsGetItem[int, str]) -> Pending: ...
+    def once(self, /, event_id: str, ttl: Any, done_ttl: Any | None) -> Once:
+        """
+        The once-only guard of `event_id` (sends nothing); the core checks the id and ttls.
+        """
     @property
     def prefix(self, /) -> str: ...
     def put(self, /, key: str, value: Any, ttl: Any) -> Pending: ...
+    def put_if_version(self, /, key: str, value: Any, ttl: Any, version: Any) -> Pending:
+        """
+        Stores `value` if the entry is at `version` (an int), or unchanged since `version` (a
+        `Versioned` read); the written `Versioned`, or None on a conflict.
+        """
     def put_many(self, /, values: "dict[str, Any]", ttl: Any) -> Pending: ...
     @property
     def region(self, /) -> str | None: ...
@@ -144,6 +230,24 @@ class Store:
     def touch(self, /, key: str, ttl: Any) -> Pending: ...
     @property
     def value_attribute(self, /) -> str: ...
+
+@final
+class Versioned:
+    """
+    A value read with its version (`value`, `version`); pass it back to `put_if_version` to
+    require the entry unchanged (version and value).
+    """
+    def __repr__(self, /) -> str: ...
+    @property
+    def value(self, /) -> Any:
+        """
+        The live value; None when missing or expired.
+        """
+    @property
+    def version(self, /) -> int:
+        """
+        The version (0: none).
+        """
 
 def _default_backoff() -> tuple[float, float, float, float]:
     """

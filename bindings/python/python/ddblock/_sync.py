@@ -6,22 +6,30 @@ Every call blocks with the GIL released, so other Python threads run meanwhile.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 from ._base import (
+    ClaimBase,
     LockBase,
+    OnceBase,
     StoreBase,
     end_of_lease,
+    give_back_failed,
     keys_list,
     release_failed,
     wait_seconds,
 )
-from ._values import Holder
+from ._native import Versioned
+from ._values import Holder, OnceResult, OnceStatus
 from .exceptions import DdblockError
 
-__all__ = ["Lock", "Store"]
+__all__ = ["Claim", "Lock", "Once", "Store"]
+
+_T = TypeVar("_T")
+#: The caller's handler for ``Once.run``.
+_Work = Callable[..., _T]
 
 
 class Store(StoreBase):
@@ -113,6 +121,55 @@ class Store(StoreBase):
         """Always raises UnsupportedError: a DynamoDB table cannot be flushed (as in Laravel)."""
         self._native.flush().wait()
 
+    # ---- once-only guard ----
+
+    def once(self, event_id: str, *, ttl: int, done_ttl: int | None = None) -> Once:
+        """The once-only guard of ``event_id`` (a cache key, e.g. ``"once:" + message_id``);
+        sends nothing. See :class:`Once`.
+
+        ``ttl``: how long a claim lasts, longer than the handler runs (afterwards another
+        delivery takes over). ``done_ttl``: how long a done event is remembered, so that
+        redeliveries are skipped (default one day).
+        """
+        return Once(self._native.once(event_id, ttl, done_ttl))
+
+    # ---- compare-and-set ----
+
+    def get_versioned(self, key: str) -> Versioned:
+        """``key``'s value and version (``.value``, ``.version``): one strongly consistent read.
+
+        Version 0 means the entry has none: it is missing, or Laravel wrote it.
+        """
+        return self._native.get_versioned(key).wait()
+
+    def put_if_version(
+        self, key: str, value: Any, *, ttl: int, version: int | Versioned
+    ) -> int | None:
+        """Stores ``value`` for ``ttl`` seconds only if the entry is still at ``version``: the new
+        version, or None when someone else wrote it meanwhile (nothing stored).
+
+        ``version`` is an int (the version only), or the :class:`Versioned` read itself: then
+        the value must be unchanged too (a Laravel ``increment`` keeps the version).
+        """
+        written = self._native.put_if_version(key, value, ttl, version).wait()
+        return None if written is None else written.version
+
+    def update(
+        self, key: str, fn: Callable[[Any], Any], *, ttl: int, attempts: int | None = None
+    ) -> Versioned:
+        """Read-modify-write until it sticks: stores ``fn(value)`` (value None when missing) if
+        the entry did not change meanwhile, else waits the store's backoff and tries again;
+        :class:`~ddblock.ConflictError` after ``attempts`` rounds (default 10). ``fn`` may run
+        several times: keep it free of side effects. Returns the written value and version.
+        """
+        retry = self._native.conflict_retry(key, attempts)
+        while True:
+            current = self._native.get_versioned(key).wait()
+            written = self._native.put_if_version(key, fn(current.value), ttl, current).wait()
+            if written is not None:
+                return written
+            retry.after_conflict().wait()
+
     # ---- the table ----
 
     def create_table(self, *, ttl: bool = True, wait: float = 120.0) -> dict[str, Any]:
@@ -194,3 +251,83 @@ class Lock(LockBase):
             release_failed(self.name, exc, err)
             return
         end_of_lease(self.name, lost, released, exc)
+
+
+class Once(OnceBase):
+    """The once-only guard of one event id: exactly one delivery, across processes and
+    languages, runs the handler (blocking calls).
+
+    ``with store.once(event_id, ttl=300) as claim:`` claims the event (one UpdateItem);
+    ``claim`` is truthy when this delivery won. When the body ends, a won claim is marked done
+    (later deliveries are skipped), or given back if the body raised (the next delivery runs
+    it). ``once.run(handler).wait()`` does the same around a coroutine function.
+
+    A handle is for one delivery: enter it once.
+    """
+
+    __slots__ = ()
+
+    def claim(self) -> Claim:
+        """Claims the event; the claim is truthy when won (then ``done()`` or ``give_back()``)."""
+        return Claim(self._native.claim().wait())
+
+    def status(self) -> OnceStatus:
+        """Where the event stands (one consistent read)."""
+        return self._native.status().wait()
+
+    def run(self, work: _Work[_T], /, *args: Any, **kwargs: Any) -> OnceResult[_T]:
+        """Runs ``work(*args, **kwargs)`` if this delivery claims the event: marks it done on
+        success (:class:`~ddblock.ConflictError` if the claim expired and was taken over
+        meanwhile), gives the claim back and re-raises on failure. When another delivery has it,
+        returns without running, ``ran=False`` and the ``status`` found."""
+        claim = self._native.claim().wait()
+        if not claim.won:
+            return OnceResult(ran=False, status=claim.status)
+        try:
+            value = work(*args, **kwargs)
+        except BaseException as exc:
+            try:
+                claim.give_back().wait()
+            except DdblockError as err:
+                give_back_failed(self.event_id, exc, err)
+            raise
+        claim.done().wait()
+        return OnceResult(ran=True, value=value)
+
+    def __enter__(self) -> Claim:
+        if self._entered is not None:
+            raise RuntimeError("a once handle is for one delivery: make a new one per message")
+        self._entered = self._native.claim().wait()
+        return Claim(self._entered)
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        claim = self._entered
+        if claim is None or not claim.won:
+            return
+        if exc is None:
+            claim.done().wait()
+            return
+        try:
+            claim.give_back().wait()
+        except DdblockError as err:
+            give_back_failed(self.event_id, exc, err)
+
+
+class Claim(ClaimBase):
+    """What a claim found (blocking calls): truthy when this delivery won the event."""
+
+    __slots__ = ()
+
+    def done(self) -> None:
+        """Marks the event done, so later deliveries are skipped; :class:`~ddblock.ConflictError`
+        when the claim is not ours (not won, given back, or expired and taken over)."""
+        self._native.done().wait()
+
+    def give_back(self) -> bool:
+        """Gives the claim back so the next delivery runs the handler; False when not ours."""
+        return self._native.give_back().wait()

@@ -1,16 +1,18 @@
-"""Plain data types crossing the binding: PHP objects and lock holders."""
+"""Plain data types crossing the binding: PHP objects, lock holders, once-guard states."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from ._native import _default_backoff
 
 # The core's defaults (one source): initial, max, multiplier, jitter.
 _INITIAL, _MAX, _MULTIPLIER, _JITTER = _default_backoff()
 
-__all__ = ["Backoff", "Holder", "PhpObject"]
+__all__ = ["Backoff", "Holder", "OnceResult", "OnceStatus", "PhpObject"]
+
+_T = TypeVar("_T")
 
 
 @dataclass
@@ -44,6 +46,32 @@ class Holder:
         # The owner releases the lock: show its first characters only.
         shown = None if self.owner is None else self.owner[:4] + "…"
         return f"Holder(owner={shown!r}, expires_at={self.expires_at!r})"
+
+
+@dataclass(frozen=True)
+class OnceStatus:
+    """Where an event stands: ``Once.status()``, or why a claim was skipped."""
+
+    #: ``"free"``, ``"in_progress"``, ``"done"``, ``"given_back"`` or ``"expired"``.
+    state: str
+    #: The claim counter: how many deliveries tried since the item was created; None when free.
+    claims: int | None
+    #: When the claim ends (in progress) or the done record is forgotten (done).
+    expires_at: int | None
+    #: When the handler was marked done (Unix seconds).
+    done_at: int | None
+
+
+@dataclass(frozen=True)
+class OnceResult(Generic[_T]):
+    """What ``Once.run`` did: ran the work (``value``), or skipped it (``status`` says why)."""
+
+    #: True when this delivery claimed the event, the work succeeded and it is marked done.
+    ran: bool
+    #: The work's result, when it ran.
+    value: _T | None = None
+    #: Why it did not run (``in_progress`` or ``done``), when it did not.
+    status: OnceStatus | None = None
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CodecError",
     "ConfigError",
+    "ConflictError",
     "CredentialsError",
     "DdblockError",
     "InvalidKey",
@@ -134,3 +135,12 @@ class ConfigError(DdblockError, ValueError):
 
 class UnsupportedError(DdblockError):
     """The operation does not exist for a DynamoDB store (``flush``, as in Laravel)."""
+
+
+class ConflictError(DdblockError):
+    """Another writer won where the call cannot go on: ``update()`` still found the entry changed
+    after its last attempt, or a once-claim was no longer ours when marked done (it expired and
+    another delivery claimed the event)."""
+
+    #: The cache key or event id as given.
+    key: str | None = None

@@ -193,7 +193,15 @@ fn worker_commands(
             .env(env::TABLE, table)
             .env(env::PREFIX, PREFIX)
             .env(env::KEYS, keys)
-            .env(env::ACQUISITIONS, p.acquisitions.to_string())
+            .env(
+                env::ACQUISITIONS,
+                if control {
+                    p.control_acquisitions
+                } else {
+                    p.acquisitions
+                }
+                .to_string(),
+            )
             .env(env::TTL, p.ttl_secs.to_string())
             .env(env::WORK_MS, p.work.as_millis().to_string())
             .env(env::WAIT_MS, p.wait.as_millis().to_string())

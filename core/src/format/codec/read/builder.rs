@@ -91,7 +91,8 @@ impl Builder {
                     PhpValue::String(s) => s.len(),
                     PhpValue::Object(o) => match &o.kind {
                         ObjectKind::Custom(p) => p.len() + o.class.len(),
-                        _ => o.class.len(),
+                        ObjectKind::Enum(case) => case.len() + o.class.len(),
+                        ObjectKind::Object => o.class.len(),
                     },
                     _ => 0,
                 };

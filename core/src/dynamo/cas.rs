@@ -1,0 +1,249 @@
+//! Compare-and-set requests: a strongly consistent read with the version, and one conditional
+//! write. The attributes Laravel ignores are in `format::versioned`.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use aws_sdk_dynamodb::config::interceptors::BeforeTransmitInterceptorContextRef;
+use aws_sdk_dynamodb::config::retry::RetryConfig;
+use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
+use aws_sdk_dynamodb::error::{BoxError, SdkError};
+use aws_sdk_dynamodb::operation::put_item::PutItemError;
+use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnValuesOnConditionCheckFailure};
+
+use super::attr::{self, Item};
+use super::error::sdk_error;
+use super::Table;
+use crate::config::StoreConfig;
+use crate::error::Result;
+use crate::format::versioned::{
+    Precondition, VersionedItem, VERSION_ATTRIBUTE, WRITES_ATTRIBUTE, WRITE_SLOTS,
+};
+use crate::holder::StoredValue;
+
+/// The SDK's first retry of a conditional write waits up to this long (its default is up to
+/// 1 s): a retry after a lost answer should come before other writers move the item on by
+/// [`WRITE_SLOTS`] versions, so that our token is still there to recognise.
+const CAS_INITIAL_BACKOFF: Duration = Duration::from_millis(10);
+
+/// The answer to [`Table::put_versioned`].
+#[derive(Debug)]
+pub(crate) enum CasWrite {
+    /// The item is written.
+    Written,
+    /// The condition failed. `retried`: an earlier attempt of this request got no answer (the
+    /// SDK retried), so it may have landed. `old`: the item when the server returned it.
+    Refused {
+        retried: bool,
+        old: Option<VersionedItem>,
+    },
+}
+
+/// Counts the attempts of one request (the SDK retries inside `send()`).
+#[derive(Debug, Clone, Default)]
+struct Attempts(Arc<AtomicU32>);
+
+impl Intercept for Attempts {
+    fn name(&self) -> &'static str {
+        "ddblock-attempts"
+    }
+
+    fn read_before_attempt(
+        &self,
+        _: &BeforeTransmitInterceptorContextRef<'_>,
+        _: &RuntimeComponents,
+        _: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+}
+
+/// A versioned item as the format layer reads it.
+fn versioned(c: &StoreConfig, i: &Item) -> VersionedItem {
+    let version = match i.get(VERSION_ATTRIBUTE) {
+        Some(AttributeValue::N(n)) => n.trim().parse::<u64>().ok(),
+        _ => None,
+    };
+    let writes = match i.get(WRITES_ATTRIBUTE) {
+        Some(AttributeValue::M(m)) => m
+            .iter()
+            .filter_map(|(slot, t)| Some((slot.parse::<u64>().ok()?, t.as_s().ok()?.clone())))
+            .collect(),
+        _ => HashMap::new(),
+    };
+    VersionedItem {
+        item: attr::view(c, i),
+        version,
+        writes,
+    }
+}
+
+/// The condition expression (with its names and values) of a precondition.
+fn condition(pre: &Precondition) -> (&'static str, Vec<(&'static str, AttributeValue)>) {
+    match pre {
+        Precondition::Version(0) | Precondition::Seen(Some((0, None))) => {
+            ("attribute_not_exists(#version)", vec![])
+        }
+        Precondition::Version(v) | Precondition::Seen(Some((v, None))) => {
+            ("#version = :expected", vec![(":expected", num_u(*v))])
+        }
+        Precondition::Seen(None) => ("attribute_not_exists(#key)", vec![]),
+        Precondition::Seen(Some((0, Some(seen)))) => (
+            "attribute_not_exists(#version) AND #value = :seen",
+            vec![(":seen", attr::stored(seen))],
+        ),
+        Precondition::Seen(Some((v, Some(seen)))) => (
+            "#version = :expected AND #value = :seen",
+            vec![(":expected", num_u(*v)), (":seen", attr::stored(seen))],
+        ),
+    }
+}
+
+impl Table {
+    /// One strongly consistent GetItem with the version attributes (never a GSI: indexes lag).
+    pub(crate) async fn get_versioned(&self, k: &str) -> Result<Option<VersionedItem>> {
+        let c = self.config();
+        let out = self
+            .client()
+            .await?
+            .get_item()
+            .table_name(c.table())
+            .set_key(Some(attr::key(c, k)))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| sdk_error(c, "GetItem", e))?;
+        Ok(out.item.map(|i| versioned(c, &i)))
+    }
+
+    /// ONE conditional write of version `version` with `token` in its slot: a PutItem of the
+    /// whole item when the precondition expects no version (replacing whatever was there, as
+    /// Laravel's `put`), else an UpdateItem `SET #value, #expires_at, #version, #writes.#slot`.
+    /// `ReturnValuesOnConditionCheckFailure: ALL_OLD` either way.
+    pub(crate) async fn put_versioned(
+        &self,
+        k: &str,
+        value: &StoredValue,
+        expires_at: i64,
+        pre: &Precondition,
+        version: u64,
+        token: &str,
+    ) -> Result<CasWrite> {
+        let c = self.config();
+        let slot = (version % WRITE_SLOTS).to_string();
+        let (cond, values) = condition(pre);
+        let attempts = Attempts::default();
+        let retry = aws_sdk_dynamodb::Config::builder().retry_config(
+            RetryConfig::standard()
+                .with_max_attempts(c.max_attempts().unwrap_or(3))
+                .with_initial_backoff(CAS_INITIAL_BACKOFF),
+        );
+        let client = self.client().await?;
+        let old = if pre.version() == 0 {
+            let mut item = attr::full_item(c, k, value, expires_at);
+            item.insert(VERSION_ATTRIBUTE.to_owned(), num_u(version));
+            item.insert(
+                WRITES_ATTRIBUTE.to_owned(),
+                AttributeValue::M(HashMap::from([(slot, AttributeValue::S(token.into()))])),
+            );
+            let mut req = client
+                .put_item()
+                .table_name(c.table())
+                .set_item(Some(item))
+                .condition_expression(cond)
+                .return_values_on_condition_check_failure(
+                    ReturnValuesOnConditionCheckFailure::AllOld,
+                );
+            for (n, a) in [
+                ("#key", c.key_attribute()),
+                ("#value", c.value_attribute()),
+                ("#version", VERSION_ATTRIBUTE),
+            ] {
+                if cond.contains(n) {
+                    req = req.expression_attribute_names(n, a);
+                }
+            }
+            for (n, v) in values {
+                req = req.expression_attribute_values(n, v);
+            }
+            let res = req
+                .customize()
+                .config_override(retry)
+                .interceptor(attempts.clone())
+                .send()
+                .await;
+            match res {
+                Ok(_) => return Ok(CasWrite::Written),
+                Err(SdkError::ServiceError(se))
+                    if se.err().is_conditional_check_failed_exception() =>
+                {
+                    match se.into_err() {
+                        PutItemError::ConditionalCheckFailedException(e) => e.item,
+                        _ => None,
+                    }
+                }
+                Err(e) => return Err(sdk_error(c, "PutItem", e)),
+            }
+        } else {
+            let mut req = client
+                .update_item()
+                .table_name(c.table())
+                .set_key(Some(attr::key(c, k)))
+                .update_expression(
+                    "SET #value = :value, #expires_at = :expires_at, #version = :version, \
+                     #writes.#slot = :token",
+                )
+                .condition_expression(cond)
+                .expression_attribute_names("#value", c.value_attribute())
+                .expression_attribute_names("#expires_at", c.expiration_attribute())
+                .expression_attribute_names("#version", VERSION_ATTRIBUTE)
+                .expression_attribute_names("#writes", WRITES_ATTRIBUTE)
+                .expression_attribute_names("#slot", slot)
+                .expression_attribute_values(":value", attr::stored(value))
+                .expression_attribute_values(":expires_at", attr::num(expires_at))
+                .expression_attribute_values(":version", num_u(version))
+                .expression_attribute_values(":token", AttributeValue::S(token.into()))
+                .return_values_on_condition_check_failure(
+                    ReturnValuesOnConditionCheckFailure::AllOld,
+                );
+            for (n, v) in values {
+                req = req.expression_attribute_values(n, v);
+            }
+            let res = req
+                .customize()
+                .config_override(retry)
+                .interceptor(attempts.clone())
+                .send()
+                .await;
+            match res {
+                Ok(_) => return Ok(CasWrite::Written),
+                Err(SdkError::ServiceError(se))
+                    if se.err().is_conditional_check_failed_exception() =>
+                {
+                    match se.into_err() {
+                        UpdateItemError::ConditionalCheckFailedException(e) => e.item,
+                        _ => None,
+                    }
+                }
+                Err(e) => return Err(sdk_error(c, "UpdateItem", e)),
+            }
+        };
+        let old = old.filter(|i| !i.is_empty());
+        if old.is_some() {
+            self.learn_all_old(true);
+        }
+        Ok(CasWrite::Refused {
+            retried: attempts.0.load(Ordering::SeqCst) > 1,
+            old: old.map(|i| versioned(c, &i)),
+        })
+    }
+}
+
+/// A DynamoDB number attribute from an unsigned integer.
+fn num_u(n: u64) -> AttributeValue {
+    AttributeValue::N(n.to_string())
+}
