@@ -41,6 +41,7 @@ step_chaos() {
     cargo build --quiet -p ddblock-chaos --bins
     "${CARGO_TARGET_DIR:-target}/debug/chaos" --profile short
 }
+step_bench() { compat-tests/bench.sh --smoke --prebuilt; }
 step_patterns() {
     cargo build --quiet -p ddblock-cli -p ddblock-compat --bin ddblock --bin pattern-worker
     bindings/python/.venv/bin/python compat-tests/patterns/concurrency.py
@@ -57,19 +58,20 @@ STEPS=(
     "php-driver|PHP driver ddblock/laravel: bindings/php/test.sh (php -l, phpcs PSR-12, conformance vectors, PHPUnit on Laravel 8.83 and 13 with the CLI, Python and Node as peers)"
     "docs|every code block of README.md and docs/, run as written: compat-tests/docs/snippets.py"
     "patterns|once-only guard, compare-and-set and the S3 lock, 10+ processes in Rust, Python, Node, the CLI (and PHP) at once: compat-tests/patterns/concurrency.py"
+    "bench|benchmarks, smoke profile: every figure on a tiny load, debug builds, no timing judged (compat-tests/bench.sh --smoke)"
     "chaos|chaos run, short profile: every language on one table through every fault at once, judged from the server's journal (compat-tests/chaos)"
     "fuzz|fuzz smoke run: fuzz/run.sh smoke (cargo fuzz: each target ${FUZZ_SMOKE_SECONDS:-5} s from its seeds, generated from the PHP fixtures)"
 )
 
 # Waves: a step starts once every step of the waves before it has ended. The
-# PHP driver's cross-language tests and the snippets need the Python and Node
-# bindings those steps build. The fuzz step builds into its own target dir
+# PHP driver's cross-language tests, the snippets and the bench need the Python
+# and Node bindings those steps build. The fuzz step builds into its own target dir
 # (target/fuzz: instrumented, so nothing is shared), so it never waits on
-# cargo's lock; it runs last, beside the PHP driver, docs, chaos and patterns steps.
+# cargo's lock; it runs last, beside the PHP driver, docs, chaos, patterns and bench steps.
 WAVES=(
     "fmt clippy"
     "test php python node"
-    "php-driver docs chaos patterns fuzz"
+    "php-driver docs chaos patterns fuzz bench"
 )
 
 # --- plumbing --------------------------------------------------------------------

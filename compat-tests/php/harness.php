@@ -50,7 +50,10 @@
  * W_CYCLES, W_TTL (lock seconds, 10), W_WORK_MS (hold time, 0), W_RECORD (file
  * appended to), W_SEED (if set: seeded random names, else round-robin),
  * W_START_AT (optional Unix time, fractional: wait until then, so that workers
- * started one after another begin together). Each
+ * started one after another begin together), W_UNTIL (optional Unix time: start
+ * no cycle after it), W_BLOCK (optional, any value: wait with Laravel's
+ * block() until W_UNTIL instead of one acquire()), W_THINK_MS (pause after a
+ * release, 0), W_WARMUP (cycles before the CPU and wall figures start, 0). Each
  * cycle: a fresh $store->lock($name, W_TTL), acquire(), and if acquired sleep
  * W_WORK_MS then release(); if not, sleep 5-20 ms. One JSON line per cycle:
  *   {"lang":"php","driver","pid","name","owner","acquired","t_try","t_acq","t_rel","t_rel_end","released"[,"error"]}
@@ -336,14 +339,38 @@ function worker(): void
         usleep((int) (($startAt - microtime(true)) * 1e6));
     }
     $summary = ['cycles' => 0, 'acquired' => 0, 'released' => 0, 'release_false' => 0, 'errors' => 0];
+    $until = (float) (getenv('W_UNTIL') ?: INF);
+    $block = getenv('W_BLOCK') !== false && getenv('W_BLOCK') !== '';
+    $thinkUs = (int) round((float) env_or('W_THINK_MS', '0') * 1000);
+    $warmup = (int) env_or('W_WARMUP', '0');
+    $cpu = function (): float {
+        $r = getrusage();
 
-    for ($i = 0; $i < $cycles; $i++) {
+        return $r['ru_utime.tv_sec'] + $r['ru_utime.tv_usec'] / 1e6 + $r['ru_stime.tv_sec'] + $r['ru_stime.tv_usec'] / 1e6;
+    };
+    $cpu0 = $cpu();
+    $wall0 = microtime(true);
+
+    for ($i = 0; $i < $cycles && microtime(true) < $until; $i++) {
+        if ($i === $warmup) {
+            $cpu0 = $cpu();
+            $wall0 = microtime(true);
+        }
         $name = ($seed !== false && $seed !== '') ? $names[mt_rand(0, count($names) - 1)] : $names[($pid + $i) % count($names)];
         $lock = $store->lock($name, $ttl);
         $rec = ['lang' => 'php', 'driver' => getenv('DDB_DRIVER') ?: 'laravel', 'pid' => $pid, 'name' => $name, 'owner' => $lock->owner(), 'acquired' => false,
             't_try' => microtime(true), 't_acq' => null, 't_rel' => null, 't_rel_end' => null, 'released' => false];
         try {
-            $rec['acquired'] = $lock->acquire();
+            if ($block) {
+                try {
+                    // Laravel's block(): acquire() every 250 ms; its clock is whole seconds.
+                    $rec['acquired'] = $lock->block(max(1, (int) ceil($until - microtime(true))));
+                } catch (LockTimeoutException $e) {
+                    $rec['acquired'] = false;
+                }
+            } else {
+                $rec['acquired'] = $lock->acquire();
+            }
             if ($rec['acquired']) {
                 $rec['t_acq'] = microtime(true);
                 usleep($workUs);
@@ -366,10 +393,14 @@ function worker(): void
         fflush($record);
         flock($record, LOCK_UN);
 
-        if (! $rec['acquired']) {
+        if (! $rec['acquired'] && ! $block) {
             usleep(mt_rand(5000, 20000));
+        } elseif ($rec['acquired'] && $thinkUs > 0) {
+            usleep($thinkUs);
         }
     }
+    $summary['cpu_s'] = $cpu() - $cpu0;
+    $summary['wall_s'] = microtime(true) - $wall0;
     fclose($record);
     echo json_encode($summary), "\n";
 }

@@ -9,6 +9,7 @@ mod dynamo;
 mod lease;
 mod s3;
 mod wait;
+mod waiters;
 
 use std::fmt;
 use std::sync::{Arc, Mutex};
@@ -77,6 +78,9 @@ impl ReleaseOutcome {
 struct LockSpec {
     name: String,
     key: String,
+    /// The key's identity across handles and stores of this process (endpoint, region, table,
+    /// bucket, key): what its local waiters share.
+    wait_key: Arc<str>,
     owner: String,
     stored_owner: StoredValue,
     ttl_secs: i64,
@@ -98,9 +102,18 @@ impl LockSpec {
         let ttl_secs = lock_ttl(ttl_secs)?;
         let owner = owner.unwrap_or_else(random_owner);
         let stored_owner = item::stored_owner(&owner)?;
+        let wait_key = format!(
+            "{}\u{0}{}\u{0}{}\u{0}{}\u{0}{key}",
+            cfg.endpoint().unwrap_or_default(),
+            cfg.region().unwrap_or_default(),
+            cfg.table(),
+            cfg.s3_bucket().unwrap_or_default()
+        )
+        .into();
         Ok(LockSpec {
             name: name.to_owned(),
             key,
+            wait_key,
             owner,
             stored_owner,
             ttl_secs,
@@ -260,7 +273,10 @@ impl Lock {
         let out = self.backend.release(&s.key, &s.stored_owner).await?;
         self.clear_lease();
         match &out {
-            ReleaseOutcome::Released => tracing::debug!(lock = %s.name, "released"),
+            ReleaseOutcome::Released => {
+                waiters::released(&s.wait_key);
+                tracing::debug!(lock = %s.name, "released")
+            }
             ReleaseOutcome::NotHeld => {
                 tracing::debug!(lock = %s.name, "not released: no live lock item")
             }
@@ -275,6 +291,7 @@ impl Lock {
     pub async fn force_release(&self) -> Result<()> {
         self.backend.force_release(&self.spec.key).await?;
         self.clear_lease();
+        waiters::released(&self.spec.wait_key);
         Ok(())
     }
 
@@ -336,6 +353,8 @@ impl Lock {
 
     /// Records a lease that began (its write was sent) at `sent` and ends after `ttl_secs`.
     fn record_lease(&self, sent: Instant, ttl_secs: i64, fence: Option<u64>) {
+        let now = self.backend.now();
+        waiters::acquired(&self.spec.wait_key, now.saturating_add(ttl_secs), now);
         *self.state.lock().unwrap_or_else(|e| e.into_inner()) = LeaseState {
             deadline: Some(lease_deadline(sent, ttl_secs)),
             fence,

@@ -2,34 +2,118 @@
 
 use std::time::{Duration, Instant};
 
-use super::{AcquireOutcome, Lock, ReleaseOutcome};
+use super::{waiters, AcquireOutcome, Lock, ReleaseOutcome};
 use crate::error::{Error, Result};
+use crate::holder::Holder;
 
 impl Lock {
-    /// Takes the lock, waiting up to `timeout` for it: `None` tries once; `Some(d)` retries with
-    /// the lock's backoff (capped exponential with jitter) until acquired or `d` has passed, and
-    /// then returns the last `Held` answer. Every request ends by the deadline plus one attempt
-    /// timeout. The one "acquire with wait" of every front.
+    /// Takes the lock, waiting up to `timeout` for it: `None` tries once; `Some(d)` tries, and
+    /// while the lock is held watches it with consistent reads (pauses from the lock's backoff,
+    /// capped exponential with jitter, and never past the holder's expiry plus the margin) and
+    /// writes again only when it looks free, until acquired or `d` has passed; then returns the
+    /// last `Held` answer. Waiters of this process on one key take turns: one watches, the
+    /// others queue (first come, first served); a release in this process wakes the watcher at
+    /// once; a waiter sends nothing to learn that a handle of this process holds the lock, and
+    /// looks before it writes when this process saw the lock held in the last 10 s. Every
+    /// request ends by the deadline plus one attempt timeout. The one "acquire with wait" of
+    /// every front.
     pub async fn acquire_within(&self, timeout: Option<Duration>) -> Result<AcquireOutcome> {
         let Some(timeout) = timeout else {
             return self.acquire().await;
         };
-        let start = Instant::now();
         // `None`: a wait too long to represent (Duration::MAX, "no limit").
-        let deadline = start.checked_add(timeout);
-        let mut attempt = 0u32;
+        let deadline = Instant::now().checked_add(timeout);
+        let queue = waiters::join(&self.spec.wait_key);
+        let _turn = match deadline {
+            None => queue.turn().await,
+            Some(d) => match tokio::time::timeout_at(d.into(), queue.turn()).await {
+                Ok(turn) => turn,
+                // Other waiters of this process had the lock all along: one last try answers.
+                Err(_) => return self.acquire_by(deadline).await,
+            },
+        };
+        // A handle of this process holds it: no request needed to learn that, watch. This
+        // process saw it held lately: look before writing (a read costs a fifth of a write).
+        let local = queue.held_locally(self.backend.now());
+        let mut look_now = !local && queue.recently_contended();
+        let mut write = !local && !look_now;
+        let mut look = 0u32;
+        let mut holder = None;
         loop {
-            let out = self.acquire_by(deadline).await?;
-            let left = match deadline {
-                Some(d) => d.saturating_duration_since(Instant::now()),
-                None => Duration::MAX,
-            };
-            if out.is_acquired() || left.is_zero() {
-                return Ok(out);
+            if write {
+                match self.acquire_by(deadline).await? {
+                    AcquireOutcome::Held(h) if !left(deadline).is_zero() => {
+                        queue.seen_held();
+                        holder = Some(h);
+                    }
+                    out => return Ok(out),
+                }
             }
-            let delay = self.backoff.delay(attempt, rand::random::<f64>());
-            tokio::time::sleep(delay.min(left)).await;
-            attempt = attempt.saturating_add(1);
+            write = true;
+            // Watch until the lock looks free, a local release says it is, or time is up.
+            loop {
+                if !look_now {
+                    let pause = self
+                        .backoff
+                        .delay(look, rand::random::<f64>())
+                        .min(left(deadline))
+                        .min(self.until_takeover(holder.as_ref()));
+                    look = look.saturating_add(1);
+                    tokio::select! {
+                        _ = tokio::time::sleep(pause) => {}
+                        _ = queue.released() => break,
+                    }
+                    if left(deadline).is_zero() {
+                        return self.timed_out(holder).await;
+                    }
+                }
+                look_now = false;
+                let read = self.backend.read(&self.spec.key);
+                let seen = match deadline {
+                    Some(d) => match tokio::time::timeout_at(d.into(), read).await {
+                        Ok(seen) => seen?,
+                        Err(_) => return self.timed_out(holder).await,
+                    },
+                    None => read.await?,
+                };
+                match seen {
+                    Some(h) if !self.can_take_over(&h) => {
+                        queue.seen_held();
+                        holder = Some(h);
+                    }
+                    _ => break,
+                }
+            }
+        }
+    }
+
+    /// Whether an acquire write would take over `holder`'s item now (`expires_at < now - margin`).
+    fn can_take_over(&self, holder: &Holder) -> bool {
+        let margin = i64::try_from(self.spec.margin.as_secs()).unwrap_or(i64::MAX);
+        holder
+            .expires_at
+            .is_some_and(|e| e < self.backend.now().saturating_sub(margin))
+    }
+
+    /// How long until `holder`'s item can be taken over (its expiry plus the margin, plus one
+    /// second for the whole-second clock); unbounded when nobody is known.
+    fn until_takeover(&self, holder: Option<&Holder>) -> Duration {
+        let Some(expires_at) = holder.and_then(|h| h.expires_at) else {
+            return Duration::MAX;
+        };
+        let margin = i64::try_from(self.spec.margin.as_secs()).unwrap_or(i64::MAX);
+        let secs = expires_at
+            .saturating_add(margin)
+            .saturating_add(1)
+            .saturating_sub(self.backend.now());
+        Duration::from_secs(u64::try_from(secs).unwrap_or(0))
+    }
+
+    /// The answer of a wait whose deadline passed while watching: the last holder seen.
+    async fn timed_out(&self, holder: Option<Holder>) -> Result<AcquireOutcome> {
+        match holder {
+            Some(h) => Ok(AcquireOutcome::Held(h)),
+            None => self.acquire_by(Some(Instant::now())).await,
         }
     }
 
@@ -52,6 +136,13 @@ impl Lock {
         self.block(timeout).await?;
         Ok(LockGuard { lock: Some(self) })
     }
+}
+
+/// Time left until `deadline` (unbounded without one).
+fn left(deadline: Option<Instant>) -> Duration {
+    deadline.map_or(Duration::MAX, |d| {
+        d.saturating_duration_since(Instant::now())
+    })
 }
 
 /// Holds an acquired lock. `release().await` releases it; dropping the guard without that spawns

@@ -1,0 +1,495 @@
+"""Tables, plots and the summary of one benchmark run (compat-tests/bench.sh runs it).
+
+    report.py RESULTS.json --plots DIR [--docs docs/benchmarks.md]
+
+Prints the summary table (every goal: measured, goal, met or missed), draws the PNG plots into
+DIR and, with --docs, replaces the part of that file between the markers
+<!-- bench:begin --> and <!-- bench:end --> with the tables of this run (machine and date stated).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+
+BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
+Row = dict[str, Any]
+
+
+def table(head: list[str], rows: list[list[Any]], align: str = "") -> str:
+    """A markdown table; `align` has one letter per column (l or r; default: first l, rest r)."""
+    align = align or "l" + "r" * (len(head) - 1)
+    sep = ["---" if a == "l" else "---:" for a in align]
+    lines = ["| " + " | ".join(head) + " |", "| " + " | ".join(sep) + " |"]
+    lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def f(x: float, digits: int = 2) -> str:
+    return f"{x:.{digits}f}"
+
+
+class Goals:
+    """The summary: one line per goal."""
+
+    def __init__(self) -> None:
+        self.rows: list[list[str]] = []
+
+    def add(self, figure: str, what: str, measured: str, goal: str, met: bool | None) -> None:
+        verdict = "n/a" if met is None else ("met" if met else "MISSED")
+        self.rows.append([figure, what, measured, goal, verdict])
+
+    def markdown(self) -> str:
+        return table(["figure", "what", "measured", "goal", ""], self.rows, "lllll")
+
+    def text(self) -> str:
+        widths = [
+            max(len(r[i]) for r in self.rows + [["figure", "what", "measured", "goal", ""]])
+            for i in range(5)
+        ]
+        out = []
+        for r in [["figure", "what", "measured", "goal", ""]] + self.rows:
+            out.append("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+        return "\n".join(out)
+
+
+def requests_section(rows: list[Row], goals: Goals) -> str:
+    body = []
+    for r in rows:
+        pc = r["per_cycle"]
+        ops = ", ".join(f"{op} {v:.2f}" for op, v in sorted(pc.items()))
+        body.append([r["front"], r["cycles"], f(r["writes"]), f(r["reads"]), f(r["total"]), ops])
+        if r["front"].startswith("stock"):
+            continue
+        ok = abs(r["writes"] - 2) < 1e-9 and r["reads"] == 0 and abs(r["total"] - 2) < 1e-9
+        goals.add(
+            "1 requests", r["front"], f"{r['total']:.2f} ({r['reads']:.2f} reads)", "2, 0 reads", ok
+        )
+    return table(
+        ["front", "cycles", "writes/cycle", "reads/cycle", "requests/cycle", "by operation"],
+        body,
+        "lrrrrl",
+    )
+
+
+def cpu_section(pairs: list[Row], goals: Goals, plots: Path) -> str:
+    body = []
+    for p in pairs:
+        o, b = p["ours"], p["baseline"]
+        body.append(
+            [
+                p["pair"],
+                f(o["cpu_us"], 0),
+                f(b["cpu_us"], 0),
+                f(p["cpu_ratio"]),
+                f(o["wall_us"], 0),
+                f(b["wall_us"], 0),
+                f(p["rate_ratio"]),
+            ]
+        )
+        name = p["pair"]
+        if name.startswith("Rust core vs"):
+            goals.add(
+                "2 CPU",
+                "Rust core / raw aws-sdk-dynamodb CPU per cycle",
+                f(p["cpu_ratio"]),
+                "<= 1.05",
+                p["cpu_ratio"] <= 1.05,
+            )
+            goals.add(
+                "2 CPU",
+                "Rust core / raw SDK cycles per second",
+                f(p["rate_ratio"]),
+                ">= 0.95",
+                p["rate_ratio"] >= 0.95,
+            )
+        elif name.startswith("Python binding vs"):
+            goals.add(
+                "2 CPU",
+                "Python binding / boto3 CPU per cycle",
+                f(p["cpu_ratio"]),
+                "(baseline: no goal)",
+                None,
+            )
+        elif name.startswith("Node binding vs"):
+            goals.add(
+                "2 CPU",
+                "Node binding / AWS SDK v3 CPU per cycle",
+                f(p["cpu_ratio"]),
+                "(baseline: no goal)",
+                None,
+            )
+        elif name.startswith("PHP driver"):
+            goals.add(
+                "2 CPU",
+                "PHP driver / stock Laravel CPU per cycle",
+                f(p["cpu_ratio"]),
+                "(no goal)",
+                None,
+            )
+        elif name.startswith(("Python binding over", "Node binding over")):
+            goals.add(
+                "2 CPU", name + " (CPU)", f(p["cpu_ratio"]), "<= 1.15", p["cpu_ratio"] <= 1.15
+            )
+        elif name.startswith("CLI over"):
+            goals.add(
+                "2 CPU",
+                name + " (two processes per cycle)",
+                f(p["cpu_ratio"], 0),
+                "(no goal)",
+                None,
+            )
+    fig, ax = plt.subplots(figsize=(8, 4))
+    shown = [p for p in pairs if " vs " in p["pair"]]
+    labels = [
+        p["pair"].split(" vs ")[0] + "\nvs " + p["pair"].split(" vs ")[1].split(" (")[0]
+        for p in shown
+    ]
+    xs = range(len(shown))
+    ax.bar([x - 0.2 for x in xs], [p["ours"]["cpu_us"] for p in shown], 0.4, label="ddblock")
+    ax.bar([x + 0.2 for x in xs], [p["baseline"]["cpu_us"] for p in shown], 0.4, label="baseline")
+    ax.set_xticks(list(xs), labels, fontsize=7)
+    ax.set_ylabel("client CPU per acquire + release (µs)")
+    ax.set_title("Client CPU per cycle, each against its baseline (same run)")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(plots / "cpu-per-cycle.png", dpi=110)
+    plt.close(fig)
+    return table(
+        [
+            "comparison",
+            "ours CPU µs",
+            "baseline CPU µs",
+            "CPU ratio",
+            "ours wall µs",
+            "baseline wall µs",
+            "rate ratio",
+        ],
+        body,
+    )
+
+
+def short(side: str) -> str:
+    """A contention side's name for a plot's axis."""
+    if side.startswith("stock"):
+        return "Laravel\nblock()"
+    if side.startswith("ddblock before"):
+        return "ddblock\nbefore"
+    if "one process" in side:
+        return "ddblock\none process"
+    return "ddblock\nblock()"
+
+
+def contention_section(rows: list[Row], goals: Goals, plots: Path) -> str:
+    body = []
+    for r in rows:
+        body.append(
+            [
+                r["side"],
+                r["workers"],
+                r["acquisitions"],
+                f(r["writes_per_acq"]),
+                f(r["refused_per_acq"]),
+                f(r["reads_per_acq"]),
+                f(r["handoff_median_ms"], 1),
+                f(r["handoff_p99_ms"], 1),
+                f(r["max_wait_ms"], 0),
+                f"{r['min_per_worker']}–{r['max_per_worker']}",
+                f(r["wru_eq_per_1000"], 0),
+                f(r["usd_per_million"]),
+            ]
+        )
+    by: dict[tuple[int, str], Row] = {(r["workers"], r["side"]): r for r in rows}
+    workers = sorted({r["workers"] for r in rows})
+    sides = list(dict.fromkeys(r["side"] for r in rows))
+    laravel = next(s for s in sides if s.startswith("stock"))
+    core = next(s for s in sides if s.startswith("ddblock block() (Rust"))
+    for w in workers:
+        lar, ours = by[(w, laravel)], by[(w, core)]
+        wr = ours["writes_per_acq"] / max(lar["writes_per_acq"], 1e-9)
+        goals.add(
+            "3 contention",
+            f"{w} workers: writes per acquisition, ddblock / Laravel",
+            f(wr),
+            "<= 0.5",
+            wr <= 0.5,
+        )
+        goals.add(
+            "3 contention",
+            f"{w} workers: refused writes per acquisition, ddblock vs Laravel",
+            f"{ours['refused_per_acq']:.2f} vs {lar['refused_per_acq']:.2f}",
+            "(the waiting's own writes)",
+            None,
+        )
+        goals.add(
+            "3 contention",
+            f"{w} workers: US$ per million acquisitions, ddblock / Laravel",
+            f(ours["usd_per_million"] / max(lar["usd_per_million"], 1e-9)),
+            "(reads included)",
+            None,
+        )
+        goals.add(
+            "3 contention",
+            f"{w} workers: median hand-off ms, ddblock vs Laravel",
+            f"{ours['handoff_median_ms']:.1f} vs {lar['handoff_median_ms']:.1f}",
+            "<= Laravel's",
+            ours["handoff_median_ms"] <= lar["handoff_median_ms"],
+        )
+    # Plots: hand-off and writes vs contention; hand-off distributions.
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 4.6))
+    for s in sides:
+        pts = [(w, by[(w, s)]) for w in workers if (w, s) in by]
+        a1.plot([w for w, _ in pts], [r["handoff_median_ms"] for _, r in pts], marker="o", label=s)
+        a2.plot([w for w, _ in pts], [r["writes_per_acq"] for _, r in pts], marker="o", label=s)
+    for a, t in ((a1, "median hand-off (ms)"), (a2, "write requests per acquisition")):
+        a.set_xscale("log", base=2)
+        a.set_xticks(workers, [str(w) for w in workers])
+        a.set_xlabel("workers wanting one key")
+        a.set_ylabel(t)
+        a.grid(alpha=0.3)
+    handles, labels = a1.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=7)
+    fig.suptitle("Contention: 50 ms of work per acquisition")
+    fig.tight_layout(rect=(0, 0.12, 1, 1))
+    fig.savefig(plots / "contention.png", dpi=110)
+    plt.close(fig)
+    fig, axes = plt.subplots(1, len(workers), figsize=(4 * len(workers), 3.5), squeeze=False)
+    for ax, w in zip(axes[0], workers):
+        data = [by[(w, s)]["handoff_samples_ms"] or [0.0] for s in sides if (w, s) in by]
+        ax.boxplot(data, whis=(1, 99), showfliers=False)
+        ax.set_xticks(
+            range(1, len(data) + 1),
+            [short(s) for s in sides if (w, s) in by],
+            fontsize=7,
+        )
+        ax.set_title(f"{w} workers")
+        ax.set_ylabel("hand-off latency (ms), whiskers p1–p99")
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(plots / "handoff-latency.png", dpi=110)
+    plt.close(fig)
+    return table(
+        [
+            "waiting",
+            "workers",
+            "acquisitions",
+            "writes/acq",
+            "refused writes/acq",
+            "reads/acq",
+            "hand-off median ms",
+            "hand-off p99 ms",
+            "max wait ms",
+            "acquisitions per worker",
+            "WRU-eq per 1,000 acq",
+            "US$ per million acq",
+        ],
+        body,
+        "lrrrrrrrrrrr",
+    )
+
+
+def local_section(rows: list[Row], goals: Goals) -> str:
+    body = [
+        [
+            r["waiters"],
+            f(r["hold_secs"], 1),
+            r["writes"],
+            r["reads"],
+            f(r["requests_per_sec"], 1),
+            f(r["drain_ms"], 0),
+        ]
+        for r in rows
+    ]
+    one = next((r for r in rows if r["waiters"] == 1), None)
+    if one:
+        for r in rows:
+            if r["waiters"] > 1:
+                ratio = r["requests_per_sec"] / max(one["requests_per_sec"], 1e-9)
+                goals.add(
+                    "3 local waiters",
+                    f"{r['waiters']} local waiters / 1: requests per second",
+                    f(ratio),
+                    "about 1 (<= 1.5)",
+                    ratio <= 1.5,
+                )
+    return table(
+        [
+            "waiters in one process",
+            "hold s",
+            "writes",
+            "reads",
+            "requests/s while held",
+            "release → all done ms",
+        ],
+        body,
+    )
+
+
+def scaling_section(rows: list[Row], goals: Goals, plots: Path) -> str:
+    langs = list(dict.fromkeys(r["language"] for r in rows))
+    levels = sorted({r["locks"] for r in rows})
+    by = {(r["language"], r["locks"]): r for r in rows}
+    body = []
+    for n in levels:
+        line: list[Any] = [n]
+        for lang in langs:
+            r = by.get((lang, n))
+            line += [f(r["cycles_per_sec"], 0), f(r["cpu_us_per_cycle"], 0)] if r else ["", ""]
+        body.append(line)
+    for lang in langs:
+        cpu = [by[(lang, n)]["cpu_us_per_cycle"] for n in levels if (lang, n) in by]
+        spread = max(cpu) / max(min(cpu), 1e-9)
+        goals.add(
+            "4 scaling",
+            f"{lang}: CPU per cycle, max / min over 1–{levels[-1]} locks",
+            f(spread),
+            "flat (<= 1.25)",
+            spread <= 1.25,
+        )
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 4))
+    for lang in langs:
+        pts = [by[(lang, n)] for n in levels if (lang, n) in by]
+        a1.plot(
+            [r["locks"] for r in pts], [r["cpu_us_per_cycle"] for r in pts], marker="o", label=lang
+        )
+        a2.plot(
+            [r["locks"] for r in pts], [r["cycles_per_sec"] for r in pts], marker="o", label=lang
+        )
+    for a, t in ((a1, "client CPU per cycle (µs)"), (a2, "cycles per second")):
+        a.set_xscale("log", base=2)
+        a.set_xlabel("concurrent distinct locks in one process")
+        a.set_ylabel(t)
+        a.set_ylim(bottom=0)
+        a.grid(alpha=0.3)
+        a.legend()
+    fig.suptitle("Scaling: acquire + release of distinct locks (dynalite on the same 2 cores)")
+    fig.tight_layout()
+    fig.savefig(plots / "scaling.png", dpi=110)
+    plt.close(fig)
+    head = ["locks"] + [h for lang in langs for h in (f"{lang} cycles/s", f"{lang} CPU µs/cycle")]
+    return table(head, body)
+
+
+def stuck_section(rows: list[Row], goals: Goals) -> str:
+    body = [
+        [
+            r["stale_ms"],
+            r["side"],
+            r["cycles"],
+            r["acquired"],
+            r["stuck"],
+            r["overlaps"],
+            r["errors"],
+            f(r["requests_per_cycle"]),
+        ]
+        for r in rows
+    ]
+    ours = [r for r in rows if not r["side"].startswith("stock")]
+    bad = sum(r["stuck"] + r["overlaps"] for r in ours)
+    goals.add(
+        "5 stuck locks",
+        "driver and ddblock: stuck locks + overlaps, all stalenesses",
+        str(bad),
+        "0",
+        bad == 0,
+    )
+    lar = [r for r in rows if r["side"].startswith("stock")]
+    goals.add(
+        "5 stuck locks",
+        "stock Laravel: stuck / acquired at " + ", ".join(f"{r['stale_ms']} ms" for r in lar),
+        ", ".join(f"{r['stuck']}/{r['acquired']}" for r in lar),
+        "(baseline)",
+        None,
+    )
+    return table(
+        [
+            "staleness ms",
+            "release path",
+            "cycles",
+            "acquired",
+            "stuck",
+            "overlaps",
+            "errors",
+            "requests/cycle",
+        ],
+        body,
+        "rlrrrrrr",
+    )
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("results", type=Path)
+    ap.add_argument("--plots", type=Path, required=True)
+    ap.add_argument("--docs", type=Path)
+    ap.add_argument("--note", action="append", default=[], help="a paragraph after the run line")
+    args = ap.parse_args()
+    res: dict[str, Any] = json.loads(args.results.read_text())
+    args.plots.mkdir(parents=True, exist_ok=True)
+    goals = Goals()
+    m = res["machine"]
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(res["started"]))
+    parts = [
+        (
+            f"Run of {when}, profile `{res['profile']}`, {res['seconds']:.0f} s: {m['cores']} cores ({m['cpu']}), "
+            f"Linux {m['kernel']}, load average {m['loadavg']} at the start and {m['loadavg_end']} at the end "
+            "(the 2 cores are shared with other engineers' builds and a long chaos run: absolute figures are noisy, ratios within one run are the result)."
+        )
+    ]
+    parts[0] = "\n\n".join([parts[0], *args.note])
+    plots_rel = os.path.relpath(args.plots, args.docs.parent) if args.docs else str(args.plots)
+    sections = [
+        ("requests", "### 1. Requests per uncontended acquire + release", requests_section, False),
+        ("cpu", "### 2. Client CPU per cycle", cpu_section, True),
+        ("contention", "### 3. Contention: workers wanting one key", contention_section, True),
+        ("local", "### 3b. Waiters in one process on a key held elsewhere", local_section, False),
+        (
+            "scaling",
+            "### 4. Scaling: concurrent distinct locks in one process",
+            scaling_section,
+            True,
+        ),
+        ("stuck", "### 5. Stuck locks by staleness (moto)", stuck_section, False),
+    ]
+    images = {
+        "cpu": ["cpu-per-cycle.png"],
+        "contention": ["contention.png", "handoff-latency.png"],
+        "scaling": ["scaling.png"],
+    }
+    for key, title, fn, wants_plots in sections:
+        if key not in res:
+            continue
+        text = fn(res[key], goals, args.plots) if wants_plots else fn(res[key], goals)
+        parts.append(f"{title}\n\n{text}")
+        for img in images.get(key, []):
+            parts.append(f"![{img[:-4]}]({plots_rel}/{img})")
+    summary = goals.markdown()
+    print("\n" + goals.text() + "\n")
+    if args.docs:
+        doc = args.docs.read_text()
+        if BEGIN not in doc or END not in doc:
+            print(f"{args.docs}: no {BEGIN} ... {END} markers", file=sys.stderr)
+            return 1
+        block = "\n\n".join([parts[0], "### Summary: every goal\n\n" + summary] + parts[1:])
+        head, rest = doc.split(BEGIN, 1)
+        tail = rest.split(END, 1)[1]
+        args.docs.write_text(f"{head}{BEGIN}\n\n{block}\n\n{END}{tail}")
+        print(f"[bench] tables written to {args.docs}, plots to {args.plots}")
+    else:
+        (args.plots / "report.md").write_text("\n\n".join([parts[0], summary] + parts[1:]) + "\n")
+        print(f"[bench] tables and plots in {args.plots}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,465 @@
+//! Contention: W workers (processes) want one key, hold it 50 ms, pause 50 ms, want it again.
+//! Stock Laravel's `block()` (PHP processes) against ddblock's wait (Rust processes: the core's
+//! `block`), the wait ddblock had before (writes with backoff), and W waiters in ONE process
+//! (the core's local waiters). Write requests per acquisition, hand-off latency, fairness, and
+//! the request-unit cost. Plus: N local waiters on a key held elsewhere cost what 1 does.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ddblock::{Backoff, Store};
+use ddblock_fault_proxy::ProxyHandle;
+use serde::{Deserialize, Serialize};
+
+use crate::util::{
+    create_table, quantile, run_child, sleep_until_unix, store_at, table_name, unix_now, Ctx,
+    THINK_MS, WORK_MS,
+};
+
+/// DynamoDB on-demand prices (us-east-1), US$ per million request units: a write request unit
+/// (an item up to 1 KB), a read request unit (a strongly consistent read up to 4 KB; an
+/// eventually consistent read is half a unit).
+pub const WRU_PRICE: f64 = 0.625;
+pub const RRU_PRICE: f64 = 0.125;
+
+/// One acquisition attempt of one worker (PHP's harness writes the same fields).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Want {
+    /// When the worker began wanting the lock (Unix seconds).
+    pub t_try: f64,
+    /// When it got it (`None`: the run ended first).
+    pub t_acq: Option<f64>,
+    /// Just before its release.
+    pub t_rel: Option<f64>,
+    pub acquired: bool,
+}
+
+/// How the Rust workers wait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Strategy {
+    /// The core's `block`: watch with consistent reads, write when free, local waiters shared.
+    Core,
+    /// What the core did before: a conditional write per try, 50 ms doubling to 1 s.
+    Writes,
+}
+
+/// One row of the contention table.
+#[derive(Debug, Clone, Serialize)]
+pub struct ContentionRow {
+    pub side: String,
+    pub workers: usize,
+    pub acquisitions: usize,
+    pub writes_per_acq: f64,
+    /// Refused acquire writes per acquisition (the waiting's own write cost).
+    pub refused_per_acq: f64,
+    /// Reads per acquisition as DynamoDB would see them (dynalite's extra read after a refused
+    /// write, where it ignores ALL_OLD, left out).
+    pub reads_per_acq: f64,
+    /// Consistent reads count one read unit, Laravel's eventually consistent release read half.
+    pub read_units_per_acq: f64,
+    pub handoff_median_ms: f64,
+    pub handoff_p99_ms: f64,
+    /// Hand-offs measured (an acquisition by a worker that was waiting at the release).
+    pub handoffs: usize,
+    /// Every hand-off measured, ms (the distribution plot).
+    pub handoff_samples_ms: Vec<f64>,
+    pub max_wait_ms: f64,
+    /// Request-unit cost per 1,000 acquisitions, in write-unit equivalents (WRU + RRU/5).
+    pub wru_eq_per_1000: f64,
+    /// US$ per million acquisitions at on-demand prices.
+    pub usd_per_million: f64,
+    /// Acquisitions by the worker that got fewest, and most.
+    pub min_per_worker: usize,
+    pub max_per_worker: usize,
+}
+
+/// The `worker` subcommand: `tasks` loops in this process on lock `name` until `until`.
+#[allow(clippy::too_many_arguments)]
+pub async fn worker(
+    endpoint: &str,
+    table: &str,
+    name: &str,
+    start_at: f64,
+    until: f64,
+    strategy: Strategy,
+    tasks: usize,
+    record: &Path,
+) -> Result<(), String> {
+    let store = store_at(endpoint, table)?;
+    store.client().await.map_err(|e| e.to_string())?;
+    sleep_until_unix(start_at).await;
+    let wants = Arc::new(Mutex::new(Vec::new()));
+    let mut handles = Vec::new();
+    for t in 0..tasks {
+        let (store, wants, name) = (store.clone(), wants.clone(), name.to_owned());
+        handles.push(tokio::spawn(async move {
+            let mut mine = Vec::new();
+            while unix_now() < until {
+                match want(&store, &name, until, strategy).await {
+                    Ok(w) => mine.push(w),
+                    Err(e) => eprintln!("worker task {t}: {e}"),
+                }
+            }
+            wants.lock().expect("wants").push(mine);
+        }));
+    }
+    for h in handles {
+        h.await.map_err(|e| e.to_string())?;
+    }
+    let wants = std::mem::take(&mut *wants.lock().expect("wants"));
+    std::fs::write(
+        record,
+        serde_json::to_string(&wants).map_err(|e| e.to_string())?,
+    )
+    .map_err(|e| format!("{}: {e}", record.display()))
+}
+
+/// Wants the lock once (until `until` at most), holds it, releases, pauses.
+async fn want(store: &Store, name: &str, until: f64, strategy: Strategy) -> Result<Want, String> {
+    let lock = store.lock(name, 10).map_err(|e| e.to_string())?;
+    let t_try = unix_now();
+    let left = Duration::from_secs_f64((until - t_try).max(0.0));
+    let acquired = match strategy {
+        Strategy::Core => lock
+            .acquire_within(Some(left))
+            .await
+            .map_err(|e| e.to_string())?
+            .is_acquired(),
+        Strategy::Writes => {
+            let backoff = Backoff::default();
+            let old = Backoff {
+                max: Duration::from_millis(1000),
+                ..backoff
+            };
+            let mut attempt = 0u32;
+            loop {
+                if lock
+                    .acquire()
+                    .await
+                    .map_err(|e| e.to_string())?
+                    .is_acquired()
+                {
+                    break true;
+                }
+                let rest = until - unix_now();
+                if rest <= 0.0 {
+                    break false;
+                }
+                let d = old.delay(attempt, rand::random::<f64>());
+                tokio::time::sleep(d.min(Duration::from_secs_f64(rest))).await;
+                attempt += 1;
+            }
+        }
+    };
+    if !acquired {
+        return Ok(Want {
+            t_try,
+            t_acq: None,
+            t_rel: None,
+            acquired: false,
+        });
+    }
+    let t_acq = unix_now();
+    tokio::time::sleep(Duration::from_millis(WORK_MS)).await;
+    let t_rel = unix_now();
+    let out = lock.release().await.map_err(|e| e.to_string())?;
+    if !out.is_released() {
+        return Err(format!("release found {out:?}"));
+    }
+    tokio::time::sleep(Duration::from_millis(THINK_MS)).await;
+    Ok(Want {
+        t_try,
+        t_acq: Some(t_acq),
+        t_rel: Some(t_rel),
+        acquired: true,
+    })
+}
+
+/// The sides of the figure.
+#[derive(Debug, Clone, Copy)]
+pub enum Side {
+    Laravel,
+    Core,
+    Writes,
+    OneProcess,
+}
+
+impl Side {
+    pub fn label(self) -> &'static str {
+        match self {
+            Side::Laravel => "stock Laravel block() (PHP processes, 250 ms poll)",
+            Side::Core => "ddblock block() (Rust processes)",
+            Side::Writes => "ddblock before: a write per try, 50 ms doubling to 1 s",
+            Side::OneProcess => "ddblock block(), all waiters in one process",
+        }
+    }
+}
+
+/// One run of `side` with `workers` workers; the row.
+pub async fn run_side(
+    ctx: &Ctx,
+    proxy: &ProxyHandle,
+    side: Side,
+    workers: usize,
+) -> Result<ContentionRow, String> {
+    let table = table_name("hot");
+    create_table(&ctx.dynalite, &table).await?;
+    let url = proxy.url();
+    // Time for every process to start before they begin together.
+    let startup = match side {
+        Side::Laravel => 1.0 + 0.06 * workers as f64,
+        _ => 0.5 + 0.02 * workers as f64,
+    };
+    let start_at = unix_now() + startup;
+    let until = start_at + ctx.profile.contention_secs;
+    proxy.reset();
+    let per_worker: Vec<Vec<Want>> = match side {
+        Side::Laravel => php_block_workers(ctx, &url, &table, workers, start_at, until).await?,
+        Side::Core | Side::Writes | Side::OneProcess => {
+            let (procs, tasks, strategy) = match side {
+                Side::Writes => (workers, 1, "writes"),
+                Side::OneProcess => (1, workers, "core"),
+                _ => (workers, 1, "core"),
+            };
+            let mut children = Vec::new();
+            for i in 0..procs {
+                let record = ctx.scratch.join(format!("{table}.{i}.json"));
+                let args = vec![
+                    "worker".to_owned(),
+                    "--endpoint".into(),
+                    url.clone(),
+                    "--table".into(),
+                    table.clone(),
+                    "--start-at".into(),
+                    start_at.to_string(),
+                    "--until".into(),
+                    until.to_string(),
+                    "--strategy".into(),
+                    strategy.into(),
+                    "--tasks".into(),
+                    tasks.to_string(),
+                    "--record".into(),
+                    record.display().to_string(),
+                ];
+                let me = ctx.me.display().to_string();
+                children.push(tokio::spawn(async move {
+                    run_child(&me, &args, &[], "contention worker").await?;
+                    let text = std::fs::read_to_string(&record).map_err(|e| e.to_string())?;
+                    let _ = std::fs::remove_file(&record);
+                    serde_json::from_str::<Vec<Vec<Want>>>(&text).map_err(|e| e.to_string())
+                }));
+            }
+            let mut all = Vec::new();
+            for c in children {
+                all.extend(c.await.map_err(|e| e.to_string())??);
+            }
+            all
+        }
+    };
+    let stats = proxy.stats();
+    Ok(summarize(side, workers, &per_worker, &stats, until))
+}
+
+fn summarize(
+    side: Side,
+    workers: usize,
+    per_worker: &[Vec<Want>],
+    stats: &ddblock_fault_proxy::Stats,
+    until: f64,
+) -> ContentionRow {
+    let mut held: Vec<&Want> = per_worker.iter().flatten().filter(|w| w.acquired).collect();
+    held.sort_by(|a, b| a.t_acq.unwrap_or(0.0).total_cmp(&b.t_acq.unwrap_or(0.0)));
+    let acquisitions = held.len().max(1);
+    // A hand-off: the next holder was already waiting when the previous one began releasing.
+    let handoffs: Vec<f64> = held
+        .windows(2)
+        .filter_map(|p| {
+            let (rel, next) = (p[0].t_rel?, p[1]);
+            let acq = next.t_acq?;
+            (next.t_try < rel).then_some((acq - rel) * 1e3)
+        })
+        .collect();
+    let max_wait_ms = per_worker
+        .iter()
+        .flatten()
+        .map(|w| (w.t_acq.unwrap_or(until) - w.t_try) * 1e3)
+        .fold(0.0, f64::max);
+    let counts: Vec<usize> = per_worker
+        .iter()
+        .map(|ws| ws.iter().filter(|w| w.acquired).count())
+        .collect();
+    let refused_updates = stats.count(
+        "UpdateItem",
+        "forwarded_error:ConditionalCheckFailedException",
+    );
+    let refused_puts = stats.count("PutItem", "forwarded_error:ConditionalCheckFailedException");
+    let writes = stats.total("PutItem") + stats.total("UpdateItem") + stats.total("DeleteItem");
+    let gets = stats.total("GetItem");
+    // dynalite ignores ALL_OLD, so ddblock reads the holder once after each refused write;
+    // DynamoDB returns it with the refusal.
+    let reads = gets.saturating_sub(refused_updates) as f64;
+    let read_units = match side {
+        Side::Laravel => reads * 0.5,
+        _ => reads,
+    };
+    let per = |x: f64| x / acquisitions as f64;
+    let wru_eq = per(writes as f64) + per(read_units) * RRU_PRICE / WRU_PRICE;
+    ContentionRow {
+        side: side.label().into(),
+        workers,
+        acquisitions: held.len(),
+        writes_per_acq: per(writes as f64),
+        refused_per_acq: per((refused_updates + refused_puts) as f64),
+        reads_per_acq: per(reads),
+        read_units_per_acq: per(read_units),
+        handoff_median_ms: quantile(&handoffs, 0.5),
+        handoff_p99_ms: quantile(&handoffs, 0.99),
+        handoffs: handoffs.len(),
+        handoff_samples_ms: handoffs
+            .iter()
+            .map(|h| (h * 100.0).round() / 100.0)
+            .collect(),
+        max_wait_ms,
+        wru_eq_per_1000: wru_eq * 1000.0,
+        usd_per_million: per(writes as f64) * WRU_PRICE + per(read_units) * RRU_PRICE,
+        min_per_worker: counts.iter().copied().min().unwrap_or(0),
+        max_per_worker: counts.iter().copied().max().unwrap_or(0),
+    }
+}
+
+/// PHP record line of `harness.php worker` in block mode.
+#[derive(Debug, Deserialize)]
+struct PhpRecord {
+    pid: u64,
+    acquired: bool,
+    t_try: f64,
+    t_acq: Option<f64>,
+    t_rel: Option<f64>,
+}
+
+async fn php_block_workers(
+    ctx: &Ctx,
+    endpoint: &str,
+    table: &str,
+    workers: usize,
+    start_at: f64,
+    until: f64,
+) -> Result<Vec<Vec<Want>>, String> {
+    let record = ctx.scratch.join(format!("{table}.php.jsonl"));
+    let harness = ctx
+        .root
+        .join("compat-tests/php/harness.php")
+        .display()
+        .to_string();
+    let mut children = Vec::new();
+    for _ in 0..workers {
+        let env = vec![
+            ("DDB_ENDPOINT", endpoint.to_owned()),
+            ("DDB_TABLE", table.to_owned()),
+            ("DDB_LAYOUT", "laravel12".to_owned()),
+            ("DDB_PREFIX", String::new()),
+            ("DDB_DRIVER", "laravel".to_owned()),
+            ("W_NAMES", "hot".to_owned()),
+            ("W_CYCLES", "1000000".to_owned()),
+            ("W_TTL", "10".to_owned()),
+            ("W_WORK_MS", WORK_MS.to_string()),
+            ("W_THINK_MS", THINK_MS.to_string()),
+            ("W_BLOCK", "1".to_owned()),
+            ("W_START_AT", start_at.to_string()),
+            ("W_UNTIL", until.to_string()),
+            ("W_RECORD", record.display().to_string()),
+        ];
+        let harness = harness.clone();
+        children.push(tokio::spawn(async move {
+            run_child("php", &[harness, "worker".into()], &env, "PHP block worker").await
+        }));
+    }
+    for c in children {
+        c.await.map_err(|e| e.to_string())??;
+    }
+    let text =
+        std::fs::read_to_string(&record).map_err(|e| format!("{}: {e}", record.display()))?;
+    let _ = std::fs::remove_file(&record);
+    let mut by_pid: std::collections::BTreeMap<u64, Vec<Want>> = Default::default();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let r: PhpRecord = serde_json::from_str(line).map_err(|e| format!("{line}: {e}"))?;
+        by_pid.entry(r.pid).or_default().push(Want {
+            t_try: r.t_try,
+            t_acq: r.t_acq,
+            t_rel: r.t_rel,
+            acquired: r.acquired,
+        });
+    }
+    Ok(by_pid.into_values().collect())
+}
+
+/// N waiters in one process on a key another holder keeps: requests per second of waiting.
+#[derive(Debug, Clone, Serialize)]
+pub struct LocalRow {
+    pub waiters: usize,
+    pub hold_secs: f64,
+    pub writes: u64,
+    pub reads: u64,
+    pub requests_per_sec: f64,
+    /// From the holder's release to the last waiter's acquisition (they take turns, each holding
+    /// for no time): how fast local releases wake the next waiter.
+    pub drain_ms: f64,
+}
+
+/// The local-waiters figure: `n` tasks of this process wait on a key that a holder through
+/// another endpoint (so not "local") keeps for the hold time, then each takes and releases it.
+pub async fn local_waiters(ctx: &Ctx, proxy: &ProxyHandle) -> Result<Vec<LocalRow>, String> {
+    let mut rows = Vec::new();
+    for &n in &ctx.profile.local_waiters {
+        let table = table_name("local");
+        create_table(&ctx.dynalite, &table).await?;
+        let holder = store_at(&ctx.dynalite, &table)?
+            .lock("held", 30)
+            .map_err(|e| e.to_string())?;
+        if !holder
+            .acquire()
+            .await
+            .map_err(|e| e.to_string())?
+            .is_acquired()
+        {
+            return Err("local waiters: the holder did not get the lock".into());
+        }
+        let store = store_at(&proxy.url(), &table)?;
+        store.client().await.map_err(|e| e.to_string())?;
+        proxy.reset();
+        let hold = ctx.profile.local_hold_secs;
+        let mut tasks = Vec::new();
+        for _ in 0..n {
+            let store = store.clone();
+            tasks.push(tokio::spawn(async move {
+                let lock = store.lock("held", 30).map_err(|e| e.to_string())?;
+                lock.block(Duration::from_secs(60))
+                    .await
+                    .map_err(|e| e.to_string())?;
+                let got = unix_now();
+                lock.release().await.map_err(|e| e.to_string())?;
+                Ok::<f64, String>(got)
+            }));
+        }
+        tokio::time::sleep(Duration::from_secs_f64(hold)).await;
+        let during = proxy.stats();
+        let released_at = unix_now();
+        holder.release().await.map_err(|e| e.to_string())?;
+        let mut last = released_at;
+        for t in tasks {
+            last = last.max(t.await.map_err(|e| e.to_string())??);
+        }
+        let writes = during.total("UpdateItem") + during.total("DeleteItem");
+        let reads = during.total("GetItem");
+        rows.push(LocalRow {
+            waiters: n,
+            hold_secs: hold,
+            writes,
+            reads,
+            requests_per_sec: (writes + reads) as f64 / hold,
+            drain_ms: (last - released_at) * 1e3,
+        });
+    }
+    Ok(rows)
+}

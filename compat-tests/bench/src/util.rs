@@ -1,0 +1,221 @@
+//! What every figure shares: the profile, where the servers and the other languages are, CPU
+//! accounting, percentiles, fresh tables and child processes.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use ddblock::{CreateTableOptions, Store, StoreConfig};
+use serde_json::Value;
+
+/// How much of each figure to run.
+#[derive(Debug, Clone)]
+pub struct Profile {
+    /// `full` (the docs' figures) or `smoke` (the test command: checks the code runs).
+    pub name: &'static str,
+    /// Uncontended acquire + release cycles per front (request counts).
+    pub req_cycles: usize,
+    /// Measured cycles per client and round (CPU), and warm-up cycles before each round.
+    pub cpu_cycles: usize,
+    pub cpu_warmup: usize,
+    /// Worker counts of the contention figure, seconds per run, work and pause after a release.
+    pub contention_workers: Vec<usize>,
+    pub contention_secs: f64,
+    /// Waiters in one process on a key another holder keeps for `local_hold_secs`.
+    pub local_waiters: Vec<usize>,
+    pub local_hold_secs: f64,
+    /// Concurrent distinct locks in one process, and seconds per level.
+    pub scaling: Vec<usize>,
+    pub scaling_secs: f64,
+    /// Stuck locks: staleness levels (ms), workers per side and cycles per worker.
+    pub stale_ms: Vec<u64>,
+    pub stuck_workers: usize,
+    pub stuck_cycles: usize,
+}
+
+/// Hold time of the contention figure (ms).
+pub const WORK_MS: u64 = 50;
+/// Pause of a contention worker after a release before it wants the lock again (ms), so that a
+/// releaser does not take the lock straight back.
+pub const THINK_MS: u64 = 50;
+
+impl Profile {
+    /// The figures of `docs/benchmarks.md`.
+    pub fn full() -> Profile {
+        Profile {
+            name: "full",
+            req_cycles: 20,
+            cpu_cycles: 1000,
+            cpu_warmup: 300,
+            contention_workers: vec![2, 8, 32],
+            contention_secs: 15.0,
+            local_waiters: vec![1, 8, 32],
+            local_hold_secs: 3.0,
+            scaling: vec![1, 4, 16, 64, 256],
+            scaling_secs: 3.0,
+            stale_ms: vec![0, 100, 500],
+            stuck_workers: 4,
+            stuck_cycles: 150,
+        }
+    }
+
+    /// Every figure, tiny: that the code runs (no timing is judged).
+    pub fn smoke() -> Profile {
+        Profile {
+            name: "smoke",
+            req_cycles: 3,
+            cpu_cycles: 20,
+            cpu_warmup: 5,
+            contention_workers: vec![2],
+            contention_secs: 1.0,
+            local_waiters: vec![1, 4],
+            local_hold_secs: 0.4,
+            scaling: vec![1, 4],
+            scaling_secs: 0.3,
+            stale_ms: vec![0, 500],
+            stuck_workers: 1,
+            stuck_cycles: 3,
+        }
+    }
+}
+
+/// Where things are.
+#[derive(Debug, Clone)]
+pub struct Ctx {
+    pub profile: Profile,
+    /// dynalite (throughput, CPU, contention) and moto (stuck locks: it returns the old item of
+    /// a failed condition, as DynamoDB does).
+    pub dynalite: String,
+    pub moto: String,
+    /// A Python with the ddblock binding and boto3.
+    pub python: String,
+    /// `node`, with `NAPI_RS_NATIVE_LIBRARY_PATH` passed through for a release build.
+    pub node: String,
+    /// The `ddblock` CLI binary.
+    pub cli: PathBuf,
+    /// This binary (contention workers run as its `worker` subcommand).
+    pub me: PathBuf,
+    pub root: PathBuf,
+    /// Scratch folder for records.
+    pub scratch: PathBuf,
+}
+
+/// Unix time, fractional seconds.
+pub fn unix_now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+/// User + system CPU seconds of this process (every thread), or of its waited-for children.
+pub fn cpu_seconds(children: bool) -> f64 {
+    let who = if children {
+        libc::RUSAGE_CHILDREN
+    } else {
+        libc::RUSAGE_SELF
+    };
+    // SAFETY: getrusage writes one plain struct we own.
+    let mut r: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(who, &mut r) } != 0 {
+        return 0.0;
+    }
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    tv(r.ru_utime) + tv(r.ru_stime)
+}
+
+/// The `q` quantile (0..=1) of `xs` by nearest rank; 0 for none.
+pub fn quantile(xs: &[f64], q: f64) -> f64 {
+    if xs.is_empty() {
+        return 0.0;
+    }
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    let rank = ((q * v.len() as f64).ceil() as usize).clamp(1, v.len());
+    v[rank - 1]
+}
+
+/// A fresh table name for `what`.
+pub fn table_name(what: &str) -> String {
+    format!(
+        "bench_{what}_{}",
+        ddblock::lock::random_owner().to_lowercase()
+    )
+}
+
+/// A store on `table` at `endpoint` (no prefix, Laravel 12 keys).
+pub fn store_at(endpoint: &str, table: &str) -> Result<Store, String> {
+    let cfg = StoreConfig::builder()
+        .table(table)
+        .endpoint(endpoint)
+        .region("us-east-1")
+        .prefix("")
+        .build()
+        .map_err(|e| e.to_string())?;
+    Ok(Store::new(cfg))
+}
+
+/// Creates `table` on `endpoint` (Laravel's schema, no TTL).
+pub async fn create_table(endpoint: &str, table: &str) -> Result<(), String> {
+    store_at(endpoint, table)?
+        .create_table(&CreateTableOptions::new().ttl(false))
+        .await
+        .map(|_| ())
+        .map_err(|e| format!("create table {table}: {e}"))
+}
+
+/// Runs a child to its end and returns its stdout; fails with its stderr.
+pub async fn run_child(
+    program: &str,
+    args: &[String],
+    env: &[(&str, String)],
+    what: &str,
+) -> Result<String, String> {
+    let mut cmd = tokio::process::Command::new(program);
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd
+        .output()
+        .await
+        .map_err(|e| format!("{what}: cannot start {program}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{what}: {program} {} failed ({}): {}",
+            args.join(" "),
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// The last line of `text` that parses as a JSON object.
+pub fn last_json(text: &str, what: &str) -> Result<Value, String> {
+    text.lines()
+        .rev()
+        .find_map(|l| {
+            serde_json::from_str::<Value>(l.trim())
+                .ok()
+                .filter(Value::is_object)
+        })
+        .ok_or_else(|| format!("{what}: no JSON line in its output: {text}"))
+}
+
+/// Sleeps until Unix time `t`.
+pub async fn sleep_until_unix(t: f64) {
+    let wait = t - unix_now();
+    if wait > 0.0 {
+        tokio::time::sleep(Duration::from_secs_f64(wait)).await;
+    }
+}
+
+/// A number from a JSON object, or 0.
+pub fn num(v: &Value, field: &str) -> f64 {
+    v.get(field).and_then(Value::as_f64).unwrap_or(0.0)
+}
