@@ -73,10 +73,12 @@ $lang = $driver === 'ddblock' ? 'php' : 'laravel';
 /** The error's kind: the driver's and the SDK's exceptions are typed; anything else is not. */
 function classify(array &$c, string $op, Throwable $e): void
 {
-    if ($e instanceof AwsException) {
-        $c['errors'][] = [$op, $e->getAwsErrorCode() ?: get_class($e)];
-    } elseif (str_starts_with(get_class($e), 'Ddblock\\') || $e instanceof LockTimeoutException) {
+    // The driver's exceptions first: they extend the SDK's and keep its error code, so by code
+    // an OutcomeUnknownException after a 500 would read as a plain InternalServerError.
+    if (str_starts_with(get_class($e), 'Ddblock\\') || $e instanceof LockTimeoutException) {
         $c['errors'][] = [$op, (new ReflectionClass($e))->getShortName()];
+    } elseif ($e instanceof AwsException) {
+        $c['errors'][] = [$op, $e->getAwsErrorCode() ?: get_class($e)];
     } else {
         $c['untyped'][] = "$op: " . get_class($e) . ': ' . $e->getMessage();
     }
