@@ -10,8 +10,8 @@ Modes (compat-tests/bench.sh runs all of them with --json, which prints one JSON
 
 The two requests of a cycle, as ddblock sends them:
   UpdateItem SET value, expires_at, ddblock_attempt, ddblock_fence
-             if attribute_not_exists(#key) OR #expires_at < :now - margin  (ReturnValues=UPDATED_NEW,
-             ReturnValuesOnConditionCheckFailure=ALL_OLD)
+             if attribute_not_exists(#key) OR #expires_at < :now - margin
+             (ReturnValues=UPDATED_NEW, ReturnValuesOnConditionCheckFailure=ALL_OLD)
   DeleteItem if #value = :owner  (ReturnValuesOnConditionCheckFailure=ALL_OLD)
 CPU is user + system time of this process (all threads, including ddblock's tokio runtime) from
 getrusage(RUSAGE_SELF); the server runs in its own process and is not counted. Printed, not
