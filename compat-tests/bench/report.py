@@ -443,7 +443,8 @@ def main() -> int:
         (
             f"Run of {when}, profile `{res['profile']}`, {res['seconds']:.0f} s: {m['cores']} cores ({m['cpu']}), "
             f"Linux {m['kernel']}, load average {m['loadavg']} at the start and {m['loadavg_end']} at the end "
-            "(the 2 cores are shared with other engineers' builds and a long chaos run: absolute figures are noisy, ratios within one run are the result)."
+            "(the load average includes the benchmark's own servers and clients: absolute figures move "
+            "with the machine, ratios within one run are the result)."
         )
     ]
     parts[0] = "\n\n".join([parts[0], *args.note])
