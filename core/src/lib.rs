@@ -16,6 +16,7 @@
 #![warn(missing_docs)]
 
 pub mod admin;
+mod aws;
 pub mod cache;
 pub mod cas;
 pub mod config;
