@@ -33,12 +33,6 @@ fn ttl(c: &Value) -> Result<i64, Error> {
     ttl_from_f64(c["ttl"].as_f64().unwrap())
 }
 
-/// A loopback URL nothing listens on.
-fn closed_endpoint() -> String {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    format!("http://{}", l.local_addr().unwrap())
-}
-
 /// Runs `c` with no AWS credentials anywhere: the SDK's default chain (what `Store::connect`
 /// uses) finds none. This test binary has this one test, so changing the environment is safe.
 async fn without_credentials(c: &Value, endpoint: &str, table: &str) -> Result<(), Error> {
@@ -96,7 +90,7 @@ async fn run(c: &Value, endpoint: &str, table: &str) -> Result<(), Error> {
     let mut _proxy = None;
     let endpoint = match c["server"].as_str() {
         None => endpoint.to_owned(),
-        Some("unreachable") => closed_endpoint(),
+        Some("unreachable") => ddblock_test_support::closed_endpoint(),
         Some("throttling") => {
             let p = ddblock_fault_proxy::start(ProxyConfig {
                 upstream: endpoint.into(),

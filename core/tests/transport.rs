@@ -6,14 +6,6 @@ use ddblock::{ErrorKind, PhpValue, Store, StoreConfig};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
-/// A loopback port with nothing listening on it.
-async fn closed_port() -> u16 {
-    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = l.local_addr().unwrap().port();
-    drop(l);
-    port
-}
-
 async fn store_at(endpoint: &str, attempts: u32) -> Store {
     let cfg = StoreConfig::builder()
         .endpoint(endpoint)
@@ -31,7 +23,7 @@ async fn unreachable_endpoint_names_the_endpoint() {
     // The static test credentials keep aws-config from probing instance metadata.
     std::env::set_var("AWS_ACCESS_KEY_ID", "test");
     std::env::set_var("AWS_SECRET_ACCESS_KEY", "test");
-    let endpoint = format!("http://127.0.0.1:{}", closed_port().await);
+    let endpoint = ddblock_test_support::closed_endpoint();
     let store = store_at(&endpoint, 1).await;
     let err = store.get("k").await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Transport, "{err}");

@@ -1054,10 +1054,7 @@ fn bad_input_gets_the_same_kinds() {
         let mut _proxy = None;
         match c["server"].as_str() {
             None | Some("no_credentials") => {}
-            Some("unreachable") => {
-                let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-                ctx.endpoint = format!("http://{}", l.local_addr().unwrap());
-            }
+            Some("unreachable") => ctx.endpoint = ddblock_test_support::closed_endpoint(),
             Some("throttling") => {
                 let p = rt
                     .block_on(ddblock_fault_proxy::start(

@@ -254,3 +254,9 @@ macro_rules! on_servers {
         }
     };
 }
+
+/// A loopback URL nothing listens on (the port was free a moment ago): for "nothing answers".
+pub fn closed_endpoint() -> String {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("a free loopback port");
+    format!("http://{}", l.local_addr().expect("its address"))
+}
