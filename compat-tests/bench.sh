@@ -43,7 +43,7 @@ mkdir -p "$OUT"
 TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
 
 [[ $prebuilt == 1 && $profile == full ]] && { echo "bench.sh: --prebuilt is for --smoke" >&2; exit 2; }
-[[ $prebuilt == 1 ]] || "$HERE/setup.sh"
+[[ $prebuilt == 1 ]] || "$HERE/setup.sh" base php servers
 
 # --- the plotting venv (matplotlib, pinned) ---------------------------------------------------
 BVENV="$HERE/bench/.venv"

@@ -14,7 +14,7 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$HERE/.."
 
-"$HERE/setup.sh"
+"$HERE/setup.sh" base php servers
 echo "== building the Python and Node bindings and the chaos run (first time: a few minutes)"
 DDBLOCK_BUILD_ONLY=1 bindings/python/test.sh
 DDBLOCK_BUILD_ONLY=1 bash bindings/node/test.sh

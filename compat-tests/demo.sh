@@ -15,7 +15,7 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$HERE/.."
 
-"$HERE/setup.sh"
+"$HERE/setup.sh" base php servers
 echo "== building the comparison (first time: a few minutes for the AWS SDK)"
 cargo build -q -p ddblock-stuck-locks --bin stuck-locks
 

@@ -35,6 +35,8 @@ step_node() { bash bindings/node/test.sh; }
 step_docs() {
     cargo build --quiet -p ddblock-cli -p ddblock-doc-snippets
     python3 compat-tests/docs/snippets.py
+    # docs/deploy.md's IAM policies, each enforced by moto's IAM mode on what its use sends.
+    compat-tests/.venv/bin/python compat-tests/deploy/iam_policies.py
 }
 step_php-driver() { bash bindings/php/test.sh; }
 step_chaos() {
@@ -47,6 +49,10 @@ step_patterns() {
     bindings/python/.venv/bin/python compat-tests/patterns/concurrency.py
 }
 step_fuzz() { fuzz/run.sh smoke; }
+step_package() {
+    DDBLOCK_SHELLCHECK=required scripts/actionlint.sh
+    ./package.sh --check
+}
 
 STEPS=(
     "fmt|rustfmt check: cargo fmt --all -- --check"
@@ -56,10 +62,11 @@ STEPS=(
     "python|Python binding: bindings/python/test.sh (maturin develop, ruff, mypy --strict, stubtest, pytest on moto and dynalite)"
     "node|Node binding (napi-rs): bindings/node/test.sh (debug build, index.d.ts drift, tsc, node --test)"
     "php-driver|PHP driver ddblock/laravel: bindings/php/test.sh (php -l, phpcs PSR-12, conformance vectors, PHPUnit on Laravel 8.83 and 13 with the CLI, Python and Node as peers)"
-    "docs|every code block of README.md and docs/, run as written: compat-tests/docs/snippets.py"
+    "docs|every code block of README.md and docs/, run as written: compat-tests/docs/snippets.py; docs/deploy.md's IAM policies enforced by moto: compat-tests/deploy/iam_policies.py"
     "patterns|once-only guard, compare-and-set and the S3 lock, 10+ processes in Rust, Python, Node, the CLI (and PHP) at once: compat-tests/patterns/concurrency.py"
     "bench|benchmarks, smoke profile: every figure on a tiny load, debug builds, no timing judged (compat-tests/bench.sh --smoke)"
     "chaos|chaos run, short profile: every language on one table through every fault at once, judged from the server's journal (compat-tests/chaos)"
+    "package|the release workflow checked (scripts/actionlint.sh), and the packages as users install them: ./package.sh --check (wheel, sdist, npm tarballs, CLI tarball, crates, Composer archive into dist/; each installed with no Rust on PATH and its quickstart run: compat-tests/install-tests.py)"
     "fuzz|fuzz smoke run: fuzz/run.sh smoke (cargo fuzz: each target ${FUZZ_SMOKE_SECONDS:-5} s from its seeds, generated from the PHP fixtures)"
 )
 
@@ -71,7 +78,7 @@ STEPS=(
 WAVES=(
     "fmt clippy"
     "test php python node"
-    "php-driver docs chaos patterns fuzz bench"
+    "package php-driver docs chaos patterns fuzz bench"
 )
 
 # --- plumbing --------------------------------------------------------------------
@@ -114,8 +121,22 @@ is_selected() {
 
 RUN_START=$SECONDS
 
-banner "setup: compat-tests/setup.sh"
-"$HERE/setup.sh"
+# What the chosen steps need installed (compat-tests/setup.sh parts): the servers always; PHP
+# for every step that runs Laravel's code (all but the Rust-only checks); cargo-fuzz for fuzz;
+# Composer for the packages.
+setup_parts=(base servers)
+for name in $(step_names); do
+    is_selected "$name" || continue
+    case $name in
+        fmt | clippy) ;;
+        fuzz) setup_parts+=(fuzz) ;;
+        package) setup_parts+=(php package) ;;
+        *) setup_parts+=(php) ;;
+    esac
+done
+mapfile -t setup_parts < <(printf '%s\n' "${setup_parts[@]}" | awk '!seen[$0]++')
+banner "setup: compat-tests/setup.sh ${setup_parts[*]}"
+"$HERE/setup.sh" "${setup_parts[@]}"
 
 cleanup() { "$HERE/servers.sh" stop || true; }
 trap cleanup EXIT

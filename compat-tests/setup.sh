@@ -1,12 +1,20 @@
 #!/usr/bin/env bash
-# Installs everything the test suite needs besides the Rust toolchain:
+# Installs what the tests need besides the Rust toolchain, part by part:
+#
+#   compat-tests/setup.sh                 # every part but package
+#   compat-tests/setup.sh base php servers # only those parts (run-tests.sh asks for what its
+#                                         # chosen steps need; the demo for base, php, servers)
+#
+# Parts: base (curl, python3, node, npm, faketime), php, servers (moto + dynalite), fuzz,
+# package (Debian's Composer and shellcheck, for ./package.sh). What each installs:
 #   - moto (DynamoDB emulator, Python) into compat-tests/.venv, pinned by
 #     compat-tests/requirements.txt
 #   - dynalite (DynamoDB emulator, Node) into compat-tests/node_modules,
 #     pinned by compat-tests/package.json + package-lock.json
 #   - PHP, Laravel 8.83, Guzzle, PHPUnit and phpcs (Debian packages), used by
 #     the Laravel interop tests, the codec fixtures and the PHP driver's tests;
-#     checks that the AWS SDK for PHP and Laravel 13's lock classes are there
+#     checks that the AWS SDK for PHP and Laravel 13's lock classes are there (../shared/php),
+#     or, in a clone without ../shared, installs them with Composer into compat-tests/.php-deps
 #   - cargo-fuzz (crates.io, pinned below) and a C++ compiler (libFuzzer is C++), for the
 #     fuzz step's smoke run (fuzz/run.sh)
 #
@@ -41,6 +49,7 @@ apt_install() {
         apt-get install -y -q --no-install-recommends "$@"
 }
 
+part_base() {
 # --- base tools -----------------------------------------------------------------
 missing=()
 command -v curl >/dev/null 2>&1 || missing+=(curl)
@@ -49,12 +58,13 @@ command -v node >/dev/null 2>&1 || missing+=(nodejs)
 command -v npm >/dev/null 2>&1 || missing+=(npm)
 # faketime (libfaketime): runs one lock worker with a skewed clock (bindings/cli/tests/clock_skew.rs).
 command -v faketime >/dev/null 2>&1 || missing+=(faketime)
-command -v c++ >/dev/null 2>&1 || missing+=(g++)
 if [[ ${#missing[@]} -gt 0 ]]; then
     apt_install "${missing[@]}"
 fi
 log "base tools: ok (curl, faketime, python3 $(python3 -c 'import platform; print(platform.python_version())'), node $(node --version))"
+}
 
+part_php() {
 # --- PHP, Laravel, the AWS SDK for PHP, PHPUnit (Laravel interop tests, PHP driver) ----
 # Debian packages: php-cli, php-curl, php-mbstring, php-xml; php-laravel-framework (the whole
 # Laravel 8.83 framework, php-illuminate-cache included), php-guzzlehttp-guzzle (the AWS SDK's
@@ -83,17 +93,64 @@ else
     php_ok || die "php install did not provide php (curl, mbstring, xml), phpunit, phpcs and ${PHP_FILES[*]}"
 fi
 
-# The real AWS SDK for PHP and upstream Laravel 13's lock classes are not packaged by Debian and
-# there is no Composer registry here: they are read from ../shared/php next to the repository
-# (or DDBLOCK_AWS_SDK_PHP / DDBLOCK_LARAVEL13), see compat-tests/php/support.php.
-SHARED_PHP="$(cd "$HERE/../.." && pwd)/shared/php"
-for pair in "DDBLOCK_AWS_SDK_PHP:aws-sdk-php:autoload.php" "DDBLOCK_LARAVEL13:laravel-13:Illuminate/Cache/DynamoDbLock.php"; do
-    IFS=: read -r var name file <<<"$pair"
-    dir="${!var:-$SHARED_PHP/$name}"
-    [[ -f $dir/$file ]] || die "$dir/$file missing: the PHP tests need $name (set $var to its folder)"
-done
-log "php: AWS SDK for PHP and Laravel 13's lock classes found (${DDBLOCK_AWS_SDK_PHP:-$SHARED_PHP/aws-sdk-php})"
+# The real AWS SDK for PHP and upstream Laravel 13's lock classes are not packaged by Debian. They
+# are read from ../shared/php next to the repository (or DDBLOCK_AWS_SDK_PHP / DDBLOCK_LARAVEL13),
+# see compat-tests/php/support.php. A clone without ../shared takes them from Composer instead:
+# `composer install` of compat-tests/php-deps/composer.json (the same versions) into
+# compat-tests/.php-deps, laid out as ../shared/php is (aws-sdk-php/autoload.php, laravel-13/).
+SHARED_PHP="$(cd "$HERE/.." && pwd)/../shared/php"
+PHP_DEPS="$HERE/.php-deps"
+php_deps_ok() {
+    local var name file dir
+    for pair in "DDBLOCK_AWS_SDK_PHP:aws-sdk-php:autoload.php" "DDBLOCK_LARAVEL13:laravel-13:Illuminate/Cache/DynamoDbLock.php"; do
+        IFS=: read -r var name file <<<"$pair"
+        if [[ -n ${!var:-} ]]; then dir=${!var}; elif [[ -d $SHARED_PHP/$name ]]; then dir=$SHARED_PHP/$name; else dir=$PHP_DEPS/$name; fi
+        [[ -f $dir/$file ]] || { echo "$dir/$file"; return 1; }
+    done
+}
+php_deps_from_composer() {
+    command -v composer >/dev/null 2>&1 || apt_install composer
+    log "php: no ../shared/php: composer install (compat-tests/php-deps/composer.json) into $PHP_DEPS"
+    rm -rf "$PHP_DEPS"
+    mkdir -p "$PHP_DEPS/composer" "$PHP_DEPS/laravel-13/Illuminate/Cache" "$PHP_DEPS/aws-sdk-php"
+    cp "$HERE/php-deps/composer.json" "$PHP_DEPS/composer/"
+    # Debian's PHP may be older than Laravel 13 asks for; only three of its files are loaded.
+    composer --working-dir="$PHP_DEPS/composer" install --no-interaction --no-progress --no-dev \
+        --ignore-platform-reqs ||
+        die "composer install failed: the PHP tests need the AWS SDK for PHP and Laravel 13's lock classes (../shared/php, or Packagist through Composer)"
+    local v=$PHP_DEPS/composer/vendor f
+    for f in DynamoDbStore DynamoDbLock Lock; do
+        cp "$v/illuminate/cache/$f.php" "$PHP_DEPS/laravel-13/Illuminate/Cache/$f.php"
+    done
+    # The SDK and JmesPath only: Guzzle and the PSR interfaces stay Debian's, as with ../shared/php.
+    cat >"$PHP_DEPS/aws-sdk-php/autoload.php" <<PHP
+<?php
+spl_autoload_register(static function (string \$class): void {
+    foreach (['Aws\\\\' => '$v/aws/aws-sdk-php/src/', 'JmesPath\\\\' => '$v/mtdowling/jmespath.php/src/'] as \$prefix => \$dir) {
+        if (str_starts_with(\$class, \$prefix)) {
+            \$file = \$dir . str_replace('\\\\', '/', substr(\$class, strlen(\$prefix))) . '.php';
+            if (is_file(\$file)) {
+                require \$file;
+            }
+        }
+    }
+});
+require_once 'GuzzleHttp/autoload.php';
+require_once '$v/aws/aws-sdk-php/src/functions.php';
+require_once '$v/mtdowling/jmespath.php/src/JmesPath.php';
+PHP
+}
+if missing="$(php_deps_ok)"; then
+    log "php: AWS SDK for PHP and Laravel 13's lock classes found ($([[ -d $SHARED_PHP ]] && echo "$SHARED_PHP" || echo "$PHP_DEPS"))"
+elif [[ -d $SHARED_PHP || -n ${DDBLOCK_AWS_SDK_PHP:-}${DDBLOCK_LARAVEL13:-} ]]; then
+    die "$missing missing: the PHP tests need the AWS SDK for PHP and Laravel 13's lock classes (set DDBLOCK_AWS_SDK_PHP / DDBLOCK_LARAVEL13 to their folders)"
+else
+    php_deps_from_composer
+    missing="$(php_deps_ok)" || die "$missing missing after composer install"
+fi
+}
 
+part_moto() {
 # --- moto (Python venv) ------------------------------------------------------
 VENV="$HERE/.venv"
 REQS="$HERE/requirements.txt"
@@ -148,34 +205,25 @@ else
     venv_ok || die "moto: venv still does not match requirements.txt after pip install"
     log "moto: installed"
 fi
+}
 
+part_dynalite() {
 # --- dynalite (npm) ------------------------------------------------------------
 node_major="$(node -p 'process.versions.node.split(".")[0]')"
 [[ $node_major -ge 20 ]] || die "dynalite 4 needs node >= 20, found $(node --version)"
 
-STAMP="$HERE/node_modules/.ddblock-setup-stamp"
-npm_hash() { cat package.json package-lock.json 2>/dev/null | sha256sum | cut -d' ' -f1; }
-
-if [[ -f package-lock.json && -x node_modules/.bin/dynalite && -f $STAMP && "$(cat "$STAMP")" == "$(npm_hash)" ]]; then
-    log "dynalite: node_modules matches package-lock.json, skipping"
-else
-    if [[ -f package-lock.json ]]; then
-        log "dynalite: npm ci (from package-lock.json)"
-        npm ci --no-audit --no-fund --loglevel=error
-    else
-        log "dynalite: npm install (no package-lock.json yet: creating it, commit it)"
-        npm install --no-audit --no-fund --loglevel=error
-    fi
-    [[ -x node_modules/.bin/dynalite ]] || die "dynalite: node_modules/.bin/dynalite missing after npm install"
-    npm_hash >"$STAMP"
-    log "dynalite: installed"
-fi
+# npm ci from the lock, tolerant of optional packages for other platforms (npm-install.sh).
+"$HERE/npm-install.sh" "$HERE"
+[[ -x node_modules/.bin/dynalite ]] || die "dynalite: node_modules/.bin/dynalite missing after npm ci"
 log "dynalite: $(node -p 'require("./node_modules/dynalite/package.json").version')"
+}
 
+part_fuzz() {
 # --- cargo-fuzz (crates.io) ------------------------------------------------------
 # The fuzz step (fuzz/run.sh smoke) runs libFuzzer through cargo fuzz on the stable toolchain
 # (`-s none`: no sanitizer, no nightly). ~40 s to install on 2 cores, once.
 CARGO_FUZZ_VERSION=0.13.2
+command -v c++ >/dev/null 2>&1 || apt_install g++
 if [[ "$(cargo fuzz --version 2>/dev/null)" == "cargo-fuzz $CARGO_FUZZ_VERSION" ]]; then
     log "cargo-fuzz: $CARGO_FUZZ_VERSION already installed, skipping"
 else
@@ -185,5 +233,30 @@ else
         die "cargo-fuzz: 'cargo fuzz --version' does not report $CARGO_FUZZ_VERSION after install"
     log "cargo-fuzz: installed"
 fi
+}
+
+# --- the package step: Composer (composer validate, composer archive) and shellcheck (the release
+# workflow's run: scripts, scripts/actionlint.sh), both from Debian -------------------------------
+part_package() {
+    local want=()
+    command -v composer >/dev/null 2>&1 || want+=(composer)
+    command -v shellcheck >/dev/null 2>&1 || want+=(shellcheck)
+    [[ ${#want[@]} -eq 0 ]] || apt_install "${want[@]}"
+    log "package: $(composer --version 2>/dev/null | head -1), shellcheck $(shellcheck --version | sed -n 's/^version: //p')"
+}
+
+ALL_PARTS=(base php servers fuzz)
+parts=("$@")
+[[ ${#parts[@]} -gt 0 ]] || parts=("${ALL_PARTS[@]}")
+for part in "${parts[@]}"; do
+    case $part in
+        base) part_base ;;
+        php) part_php ;;
+        servers) part_moto; part_dynalite ;;
+        fuzz) part_fuzz ;;
+        package) part_package ;;
+        *) die "unknown part '$part' (parts: base php servers fuzz package)" ;;
+    esac
+done
 
 log "done in $((SECONDS - START_SECONDS)) s"

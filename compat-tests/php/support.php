@@ -10,8 +10,9 @@
  *   $client = ddblock_dynamodb_client('http://127.0.0.1:8000');
  *
  * Paths: the SDK comes from DDBLOCK_AWS_SDK_PHP, else ../shared/php/aws-sdk-php next to the
- * repository (the trimmed SDK, see its README); Laravel 13's classes from DDBLOCK_LARAVEL13, else
- * ../shared/php/laravel-13. Debian packages (compat-tests/setup.sh): php-cli, php-curl,
+ * repository (the trimmed SDK, see its README), else compat-tests/.php-deps/aws-sdk-php (what
+ * compat-tests/setup.sh makes from Composer when there is no ../shared); Laravel 13's classes from
+ * DDBLOCK_LARAVEL13, else ../shared/php/laravel-13, else compat-tests/.php-deps/laravel-13. Debian packages (compat-tests/setup.sh): php-cli, php-curl,
  * php-mbstring, php-xml, php-guzzlehttp-guzzle, php-laravel-framework.
  */
 
@@ -23,15 +24,23 @@ function ddblock_repo_root(): string
     return dirname(__DIR__, 2);
 }
 
-/** A directory given by `$env`, else `../shared/php/$name` next to the repository. */
+/**
+ * A directory given by `$env`, else `../shared/php/$name` next to the repository, else
+ * `compat-tests/.php-deps/$name` (made by compat-tests/setup.sh from Composer).
+ */
 function ddblock_shared_dir(string $env, string $name): string
 {
-    $dir = getenv($env) ?: dirname(ddblock_repo_root()) . '/shared/php/' . $name;
-    if (! is_dir($dir)) {
-        throw new RuntimeException("$dir not found: set $env to the $name folder (see compat-tests/setup.sh)");
+    $candidates = getenv($env) ? [getenv($env)] : [
+        dirname(ddblock_repo_root()) . '/shared/php/' . $name,
+        ddblock_repo_root() . '/compat-tests/.php-deps/' . $name,
+    ];
+    foreach ($candidates as $dir) {
+        if (is_dir($dir)) {
+            return $dir;
+        }
     }
-
-    return $dir;
+    throw new RuntimeException(implode(' and ', $candidates) . " not found: set $env to the $name folder, "
+        . 'or run compat-tests/setup.sh, which takes it from Composer when ../shared/php is absent');
 }
 
 /** Loads the real AWS SDK for PHP (and Debian's Guzzle) once. */
@@ -104,6 +113,15 @@ function ddblock_use_laravel13(): void
 }
 
 /**
+ * The ddblock/laravel package under test: bindings/php, or DDBLOCK_DRIVER_DIR (the package as its
+ * Composer archive unpacks, which the install tests point at).
+ */
+function ddblock_driver_dir(): string
+{
+    return getenv('DDBLOCK_DRIVER_DIR') ?: ddblock_repo_root() . '/bindings/php';
+}
+
+/**
  * Autoloads the ddblock/laravel package the way Composer would: the PSR-4 map of
  * bindings/php/composer.json.
  */
@@ -114,7 +132,7 @@ function ddblock_register_driver_autoloader(): void
         return;
     }
     $done = true;
-    $package = ddblock_repo_root() . '/bindings/php';
+    $package = ddblock_driver_dir();
     $composer = json_decode((string) file_get_contents($package . '/composer.json'), true, 512, JSON_THROW_ON_ERROR);
     foreach ($composer['autoload']['psr-4'] as $prefix => $dir) {
         $base = $package . '/' . rtrim($dir, '/') . '/';

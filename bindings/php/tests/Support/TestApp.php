@@ -30,7 +30,7 @@ final class TestApp
         $files = new Filesystem();
         $files->makeDirectory($base . '/bootstrap/cache', 0777, true);
         $files->makeDirectory($base . '/vendor/composer', 0777, true);
-        $composerJson = (string) file_get_contents(ddblock_repo_root() . '/bindings/php/composer.json');
+        $composerJson = (string) file_get_contents(ddblock_driver_dir() . '/composer.json');
         $package = json_decode($composerJson, true, 512, JSON_THROW_ON_ERROR);
         // Composer 2's installed.json: what `composer require ddblock/laravel` leaves behind.
         $files->put($base . '/vendor/composer/installed.json', json_encode([

@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# Builds every package of ddblock for x86_64 Linux into dist/, with dist/SHA256SUMS:
+#
+#   ./package.sh            # build all (release builds: ~15 min cold on 2 cores)
+#   ./package.sh --check    # also install each package with no Rust toolchain on PATH and run
+#                           # its quickstart against a local server (compat-tests/install-tests.sh)
+#
+#   dist/ddblock-V-cp39-abi3-manylinux2014_x86_64...whl   Python wheel, abi3 (CPython 3.9+), glibc 2.17+
+#   dist/ddblock-V.tar.gz                                Python sdist (builds with Rust + maturin)
+#   dist/ddblock-V.tgz, dist/ddblock-linux-x64-gnu-V.tgz  npm: the main package, which names the
+#                                                        platform package in optionalDependencies
+#                                                        (napi-rs's layout), and that package
+#   dist/ddblock-V-x86_64-unknown-linux-gnu.tar.gz       the `ddblock` CLI, glibc 2.17+, LICENSE, README
+#   dist/ddblock-V.crate, dist/ddblock-cli-V.crate       `cargo package` of the core and the CLI
+#   dist/ddblock-laravel-V.zip                           `composer archive` of the PHP driver
+#
+# Native code is linked against glibc 2.17 with zig (maturin --zig, cargo-zigbuild), so the wheel
+# is manylinux2014 and the binaries run on Amazon Linux 2, RHEL 7 and newer. The tools come from
+# PyPI (scripts/package-requirements.txt, into target/package-tools) and Debian (Composer).
+# Other platforms are built by .github/workflows/release.yml (docs/release.md).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cd "$ROOT"
+log() { printf '[package] %s\n' "$*"; }
+die() { printf '[package] ERROR: %s\n' "$*" >&2; exit 1; }
+
+check=0
+for arg in "$@"; do
+    case $arg in
+        --check) check=1 ;;
+        -h | --help) sed -n '2,25p' "$0"; exit 0 ;;
+        *) die "unknown argument $arg (try --help)" ;;
+    esac
+done
+
+START=$SECONDS
+TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
+TRIPLE=x86_64-unknown-linux-gnu
+GLIBC=2.17
+DIST="$ROOT/dist"
+STAGE="$TARGET_DIR/package-stage"
+timed() { local t=$SECONDS; "$@"; log "  ($((SECONDS - t)) s)"; }
+
+# --- one version ------------------------------------------------------------------------------
+python3 scripts/check-version.py >/dev/null || { python3 scripts/check-version.py; die "the manifests disagree on the version"; }
+VERSION="$(python3 -c 'import tomllib; print(tomllib.load(open("core/Cargo.toml", "rb"))["package"]["version"])')"
+log "version $VERSION"
+
+# --- tools: maturin, zig and cargo-zigbuild from PyPI; Composer from Debian -------------------
+TOOLS="$TARGET_DIR/package-tools"
+REQS="$ROOT/scripts/package-requirements.txt"
+if ! cmp -s "$REQS" "$TOOLS/requirements.txt" 2>/dev/null; then
+    log "tools: python3 -m venv $TOOLS; pip install -r scripts/package-requirements.txt"
+    rm -rf "$TOOLS"
+    python3 -m venv "$TOOLS"
+    "$TOOLS/bin/pip" install --quiet --disable-pip-version-check --no-input -r "$REQS"
+    cp "$REQS" "$TOOLS/requirements.txt"
+fi
+# maturin --zig and cargo-zigbuild find `python -m ziglang` through the venv's python3.
+export PATH="$TOOLS/bin:$PATH"
+command -v composer >/dev/null 2>&1 || "$ROOT/compat-tests/setup.sh" package
+[[ -x bindings/node/node_modules/.bin/napi ]] || compat-tests/npm-install.sh bindings/node
+
+rm -rf "$DIST" "$STAGE"
+mkdir -p "$DIST" "$STAGE"
+
+# --- Python: abi3 wheel (manylinux2014) and sdist ---------------------------------------------
+log "python: maturin build --release --zig --compatibility manylinux2014"
+timed maturin build --quiet --release --zig --compatibility manylinux2014 --target "$TRIPLE" \
+    -m bindings/python/Cargo.toml --out "$DIST"
+log "python: maturin sdist"
+timed maturin sdist -m bindings/python/Cargo.toml --out "$DIST"
+
+# --- Rust: the CLI binary and the Node native module, one release build against glibc 2.17 ----
+# A target dir of its own: cargo-zigbuild's zig wrappers are not maturin's (another linker path),
+# so sharing one would make each build redo the other's every time.
+log "rust: cargo zigbuild --release --target $TRIPLE.$GLIBC -p ddblock-cli -p ddblock-node"
+timed env CARGO_TARGET_DIR="$TARGET_DIR/zigbuild" cargo zigbuild --quiet --release --locked \
+    --target "$TRIPLE.$GLIBC" -p ddblock-cli -p ddblock-node
+OUT="$TARGET_DIR/zigbuild/$TRIPLE/release"
+
+# --- CLI tarball ---------------------------------------------------------------------------------
+cli="ddblock-$VERSION-$TRIPLE"
+mkdir -p "$STAGE/$cli"
+cp "$OUT/ddblock" LICENSE "$STAGE/$cli/"
+cp bindings/cli/README.md "$STAGE/$cli/README.md"
+tar -C "$STAGE" --owner=0 --group=0 --sort=name -czf "$DIST/$cli.tar.gz" "$cli"
+log "cli: $cli.tar.gz"
+
+# --- npm: the main package and the platform package (napi-rs's prebuilt layout) -----------------
+node_stage="$STAGE/node"
+mkdir -p "$node_stage"
+cp bindings/node/{package.json,lib.js,lib.d.ts,index.js,index.d.ts,README.md,LICENSE} "$node_stage/"
+"$ROOT/bindings/node/node_modules/.bin/napi" create-npm-dirs --cwd "$node_stage" >/dev/null
+platform_dir="$node_stage/npm/linux-x64-gnu"
+cp "$OUT/libddblock_node.so" "$platform_dir/ddblock.linux-x64-gnu.node"
+cp LICENSE "$platform_dir/"
+node - "$node_stage" <<'JS'
+// The published main package ships no binary: it names each platform package as an optional
+// dependency at its own version, and index.js loads whichever npm installed (as napi prepublish does).
+const fs = require('fs')
+const path = require('path')
+const dir = process.argv[2]
+const main = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'))
+main.files = main.files.filter((f) => !f.endsWith('.node'))
+main.optionalDependencies = {}
+for (const p of fs.readdirSync(path.join(dir, 'npm'))) {
+  const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'npm', p, 'package.json'), 'utf8'))
+  pkg.files = [...new Set([...(pkg.files || []), 'LICENSE'])]
+  fs.writeFileSync(path.join(dir, 'npm', p, 'package.json'), JSON.stringify(pkg, null, 2) + '\n')
+  if (fs.existsSync(path.join(dir, 'npm', p, pkg.main))) main.optionalDependencies[pkg.name] = pkg.version
+}
+delete main.devDependencies
+delete main.scripts
+delete main.overrides
+delete main['//overrides']
+fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify(main, null, 2) + '\n')
+JS
+(cd "$node_stage" && npm pack --silent --pack-destination "$DIST" >/dev/null)
+(cd "$platform_dir" && npm pack --silent --pack-destination "$DIST" >/dev/null)
+log "node: $(cd "$DIST" && ls ./*.tgz | xargs -n1 basename | tr '\n' ' ')"
+
+# --- Rust crates ---------------------------------------------------------------------------------
+# Verified: each packaged crate is built from its .crate alone, the CLI against the packaged core
+# (cargo's local overlay registry), so no path-only dependency can hide.
+log "rust: cargo package -p ddblock -p ddblock-cli"
+# --allow-dirty: dist/ is for trying the packages; publishing is the release workflow's, from a tag.
+timed cargo package --quiet --locked --allow-dirty -p ddblock -p ddblock-cli
+cp "$TARGET_DIR/package/ddblock-$VERSION.crate" "$TARGET_DIR/package/ddblock-cli-$VERSION.crate" "$DIST/"
+
+# --- PHP: composer validate --strict, composer archive -------------------------------------------
+log "php: composer validate --strict; composer archive"
+(cd bindings/php && composer validate --strict --no-check-publish --no-interaction --quiet) ||
+    (cd bindings/php && composer validate --strict --no-check-publish --no-interaction; exit 1)
+(cd bindings/php && composer archive --no-interaction --quiet --format=zip --dir="$DIST" --file="ddblock-laravel-$VERSION")
+
+# --- checksums -----------------------------------------------------------------------------------
+(cd "$DIST" && sha256sum -- * >SHA256SUMS)
+log "dist/ ($((SECONDS - START)) s):"
+(cd "$DIST" && ls -l --block-size=K -- * | awk '{print "  " $5 "  " $9}')
+
+if [[ $check == 1 ]]; then
+    python3 compat-tests/install-tests.py "$DIST"
+fi
