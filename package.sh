@@ -2,8 +2,9 @@
 # Builds every package of ddblock for x86_64 Linux into dist/, with dist/SHA256SUMS:
 #
 #   ./package.sh            # build all (release builds: ~15 min cold on 2 cores)
-#   ./package.sh --check    # also install each package with no Rust toolchain on PATH and run
-#                           # its quickstart against a local server (compat-tests/install-tests.sh)
+#   ./package.sh --check    # also build a wheel from the sdist, then install each package with no
+#                           # Rust toolchain on PATH and run its quickstart against a local server
+#                           # (compat-tests/install-tests.py; needs DDBLOCK_TEST_MOTO)
 #
 #   dist/ddblock-V-cp39-abi3-manylinux2014_x86_64...whl   Python wheel, abi3 (CPython 3.9+), glibc 2.17+
 #   dist/ddblock-V.tar.gz                                Python sdist (builds with Rust + maturin)
@@ -91,7 +92,7 @@ log "cli: $cli.tar.gz"
 node_stage="$STAGE/node"
 mkdir -p "$node_stage"
 cp bindings/node/{package.json,lib.js,lib.d.ts,index.js,index.d.ts,README.md,LICENSE} "$node_stage/"
-"$ROOT/bindings/node/node_modules/.bin/napi" create-npm-dirs --cwd "$node_stage" >/dev/null
+"$ROOT/bindings/node/node_modules/.bin/napi" create-npm-dirs --cwd "$node_stage" >/dev/null 2>&1
 platform_dir="$node_stage/npm/linux-x64-gnu"
 cp "$OUT/libddblock_node.so" "$platform_dir/ddblock.linux-x64-gnu.node"
 cp LICENSE "$platform_dir/"
@@ -140,5 +141,14 @@ log "dist/ ($((SECONDS - START)) s):"
 (cd "$DIST" && ls -l --block-size=K -- * | awk '{print "  " $5 "  " $9}')
 
 if [[ $check == 1 ]]; then
+    # The sdist builds: pip builds a wheel from it as a user without a wheel for their platform
+    # would (maturin from PyPI in an isolated env). Debug profile and the workspace's target dir,
+    # so the dependencies the python step built are reused; --no-cache-dir, so it really builds.
+    log "python: the sdist builds (pip wheel from dist/ddblock-$VERSION.tar.gz, debug profile)"
+    rm -rf "$STAGE/sdist-wheel"
+    timed env CARGO_TARGET_DIR="$TARGET_DIR" MATURIN_PEP517_ARGS="--profile dev" \
+        "$TOOLS/bin/python" -m pip wheel --quiet --no-deps --no-cache-dir --disable-pip-version-check \
+        -w "$STAGE/sdist-wheel" "$DIST/ddblock-$VERSION.tar.gz"
+    compgen -G "$STAGE/sdist-wheel/ddblock-$VERSION-*.whl" >/dev/null || die "pip wheel gave no wheel from the sdist"
     python3 compat-tests/install-tests.py "$DIST"
 fi

@@ -66,8 +66,9 @@ GLIBC = (2, 17)
 
 def glibc_needed(native: Path) -> tuple[int, ...]:
     """The newest GLIBC_x.y symbol version `native` (an ELF file) needs, from `objdump -T`."""
-    out = subprocess.run(["objdump", "-T", str(native)], capture_output=True, text=True,
-                         check=True).stdout
+    out = subprocess.run(
+        ["objdump", "-T", str(native)], capture_output=True, text=True, check=True
+    ).stdout
     versions = [tuple(int(n) for n in v.split(".")) for v in re.findall(r"GLIBC_([0-9.]+)\b", out)]
     return max(versions, default=(0,))
 
@@ -116,10 +117,12 @@ class Run:
                 raise SystemExit(f"install-tests: {tool} is on the clean PATH {path}")
         return env
 
-    def sh(self, cmd: list[str], env: dict[str, str], cwd: Path | None = None,
-           timeout: float = 300) -> str:
-        p = subprocess.run(cmd, env=env, cwd=cwd or self.scratch, capture_output=True,
-                           text=True, timeout=timeout)
+    def sh(
+        self, cmd: list[str], env: dict[str, str], cwd: Path | None = None, timeout: float = 300
+    ) -> str:
+        p = subprocess.run(
+            cmd, env=env, cwd=cwd or self.scratch, capture_output=True, text=True, timeout=timeout
+        )
         if p.returncode != 0:
             raise AssertionError(
                 f"{' '.join(cmd)} exited {p.returncode}\n{p.stdout[-3000:]}{p.stderr[-3000:]}"
@@ -131,12 +134,14 @@ class Run:
         try:
             detail = fn()
             ok = True
-        except Exception as e:  # noqa: BLE001 - every failure is reported, and the run goes on
+        except Exception as e:
             detail, ok = f"{type(e).__name__}: {e}", False
         dt = time.monotonic() - t
         self.results.append((name, ok, detail))
-        print(f"{'ok  ' if ok else 'FAIL'}  {name} ({dt:.1f} s){': ' + detail if detail else ''}",
-              flush=True)
+        print(
+            f"{'ok  ' if ok else 'FAIL'}  {name} ({dt:.1f} s){': ' + detail if detail else ''}",
+            flush=True,
+        )
 
     # --- the CLI -------------------------------------------------------------------------------
     def cli(self) -> str:
@@ -152,8 +157,12 @@ class Run:
         version = self.sh(["ddblock", "--version"], env).strip()
         self.sh(["ddblock", "create-table"], env)
         self.sh(["bash", "-euo", "pipefail", "-c", block("README.md", "sh")], env)
-        held = subprocess.Popen(["ddblock", "run", "install:cli", "--ttl", "60", "--", "sleep", "5"],
-                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        held = subprocess.Popen(
+            ["ddblock", "run", "install:cli", "--ttl", "60", "--", "sleep", "5"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
         try:
             for _ in range(100):
                 status = json.loads(self.sh(["ddblock", "status", "install:cli", "--json"], env))
@@ -178,8 +187,19 @@ class Run:
         subprocess.run([base, "-m", "venv", str(venv)], check=True)
         env = self.env(str(venv / "bin"))
         t = time.monotonic()
-        self.sh(["python", "-m", "pip", "install", "--no-index", "--disable-pip-version-check",
-                 "--quiet", str(wheel)], env)
+        self.sh(
+            [
+                "python",
+                "-m",
+                "pip",
+                "install",
+                "--no-index",
+                "--disable-pip-version-check",
+                "--quiet",
+                str(wheel),
+            ],
+            env,
+        )
         install_s = time.monotonic() - t
         for name, code in (
             ("sync (README.md)", block("README.md", "python")),
@@ -191,7 +211,9 @@ class Run:
                 self.sh(["python", str(script)], env)
             except AssertionError as e:
                 raise AssertionError(f"{name}: {e}") from None
-        where = self.sh(["python", "-c", "import ddblock, os; print(os.path.dirname(ddblock.__file__))"], env)
+        where = self.sh(
+            ["python", "-c", "import ddblock, os; print(os.path.dirname(ddblock.__file__))"], env
+        )
         assert str(venv) in where, f"ddblock imported from {where}, not the venv"
         return f"{wheel.name}, {wheel.stat().st_size / 1e6:.1f} MB, pip install {install_s:.1f} s"
 
@@ -206,8 +228,20 @@ class Run:
         t = time.monotonic()
         # Both tarballs at once: npm takes the platform package given here for the main
         # package's optional dependency, as it would take it from the registry.
-        self.sh(["npm", "install", "--offline", "--no-audit", "--no-fund", "--loglevel=error",
-                 str(main), str(platform)], env, cwd=app)
+        self.sh(
+            [
+                "npm",
+                "install",
+                "--offline",
+                "--no-audit",
+                "--no-fund",
+                "--loglevel=error",
+                str(main),
+                str(platform),
+            ],
+            env,
+            cwd=app,
+        )
         install_s = time.monotonic() - t
         native = list((app / "node_modules/ddblock").glob("*.node"))
         assert not native, f"the main package ships a binary: {native}"
@@ -233,19 +267,45 @@ class Run:
         pkg = self.scratch / "vendor/ddblock/laravel"
         with zipfile.ZipFile(archive) as z:
             z.extractall(pkg)
-        for f in ("composer.json", "src/DdblockServiceProvider.php", "config/ddblock.php", "LICENSE"):
+        for f in (
+            "composer.json",
+            "src/DdblockServiceProvider.php",
+            "config/ddblock.php",
+            "LICENSE",
+        ):
             assert (pkg / f).is_file(), f"{archive.name} has no {f}"
         assert not (pkg / "tests").exists(), f"{archive.name} ships the tests"
-        env = self.env(DDBLOCK_DRIVER_DIR=str(pkg), DDBLOCK_TEST_MOTO=self.url,
-                       DDBLOCK_TEST_DYNALITE=os.environ.get("DDBLOCK_TEST_DYNALITE", self.url),
-                       DDBLOCK_LARAVEL="8")
-        out = self.sh(["phpunit", "--do-not-cache-result", "-c", str(ROOT / "bindings/php/phpunit.xml.dist"),
-                       "--filter", "ApplicationTest"], env, cwd=ROOT / "bindings/php")
-        where = self.sh(["php", "-r", (
-            f"require '{ROOT}/compat-tests/php/support.php'; require_once 'Illuminate/autoload.php';"
-            " ddblock_register_driver_autoloader();"
-            " echo (new ReflectionClass(Ddblock\\Laravel\\DynamoDbLock::class))->getFileName();"
-        )], env)
+        env = self.env(
+            DDBLOCK_DRIVER_DIR=str(pkg),
+            DDBLOCK_TEST_MOTO=self.url,
+            DDBLOCK_TEST_DYNALITE=os.environ.get("DDBLOCK_TEST_DYNALITE", self.url),
+            DDBLOCK_LARAVEL="8",
+        )
+        out = self.sh(
+            [
+                "phpunit",
+                "--do-not-cache-result",
+                "-c",
+                str(ROOT / "bindings/php/phpunit.xml.dist"),
+                "--filter",
+                "ApplicationTest",
+            ],
+            env,
+            cwd=ROOT / "bindings/php",
+        )
+        where = self.sh(
+            [
+                "php",
+                "-r",
+                (
+                    f"require '{ROOT}/compat-tests/php/support.php';"
+                    " require_once 'Illuminate/autoload.php'; ddblock_register_driver_autoloader();"
+                    " $class = new ReflectionClass(Ddblock\\Laravel\\DynamoDbLock::class);"
+                    " echo $class->getFileName();"
+                ),
+            ],
+            env,
+        )
         assert where.startswith(str(pkg)), f"the driver loaded from {where}, not the archive"
         summary = [line for line in out.splitlines() if line.startswith("OK (")]
         assert summary, f"phpunit printed no OK line:\n{out[-2000:]}"
@@ -256,13 +316,21 @@ def main(argv: list[str]) -> int:
     dist = Path(argv[1]).resolve() if len(argv) > 1 else ROOT / "dist"
     url = os.environ.get("DDBLOCK_TEST_MOTO")
     if not url:
-        sys.exit("install-tests: DDBLOCK_TEST_MOTO is not set: compat-tests/servers.sh start; "
-                 "source compat-tests/.run/env")
+        sys.exit(
+            "install-tests: DDBLOCK_TEST_MOTO is not set: compat-tests/servers.sh start; "
+            "source compat-tests/.run/env"
+        )
     with tempfile.TemporaryDirectory(prefix="ddblock-install-") as tmp:
         run = Run(dist, url, Path(tmp))
-        run.check("cli: tarball unpacked; --version, create-table, README's shell block, status", run.cli)
-        run.check("python: wheel into a new venv; README (sync) and asyncio quickstarts", run.python)
-        run.check("node: both tarballs into a scratch app; README's block as ESM, and CommonJS", run.node)
+        run.check(
+            "cli: tarball unpacked; --version, create-table, README's shell block, status", run.cli
+        )
+        run.check(
+            "python: wheel into a new venv; README (sync) and asyncio quickstarts", run.python
+        )
+        run.check(
+            "node: both tarballs into a scratch app; README's block as ESM, and CommonJS", run.node
+        )
         run.check("php: Composer archive in a Laravel app; ApplicationTest", run.php)
     failed = sum(1 for _, ok, _ in run.results if not ok)
     print(f"{len(run.results) - failed} passed, {failed} failed")

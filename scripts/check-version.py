@@ -22,8 +22,9 @@ import argparse
 import json
 import re
 import sys
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -95,29 +96,47 @@ def main(argv: list[str]) -> int:
     for name in crates:
         c.equal(f"Cargo.lock {name}", locked.get(name), version)
 
-    c.equal("bindings/python/pyproject.toml [project] version",
-            toml("bindings/python/pyproject.toml")["project"].get("version"), version)
+    c.equal(
+        "bindings/python/pyproject.toml [project] version",
+        toml("bindings/python/pyproject.toml")["project"].get("version"),
+        version,
+    )
 
-    c.equal("bindings/node/package.json version", read_json("bindings/node/package.json").get("version"), version)
+    c.equal(
+        "bindings/node/package.json version",
+        read_json("bindings/node/package.json").get("version"),
+        version,
+    )
     node_lock = read_json("bindings/node/package-lock.json")
     c.equal("bindings/node/package-lock.json version", node_lock.get("version"), version)
-    c.equal('bindings/node/package-lock.json packages[""].version',
-            node_lock.get("packages", {}).get("", {}).get("version"), version)
+    c.equal(
+        'bindings/node/package-lock.json packages[""].version',
+        node_lock.get("packages", {}).get("", {}).get("version"),
+        version,
+    )
 
     loader = (ROOT / "bindings/node/index.js").read_text(encoding="utf-8")
     expected = set(re.findall(r"bindingPackageVersion !== '([^']*)'", loader))
     if expected == {version}:
         c.check(True, "bindings/node/index.js (generated loader) expects", version)
     else:
-        c.check(False, "bindings/node/index.js (generated loader) expects",
-                f"{sorted(expected)}, expected [{version!r}] (regenerate it: npm run build)")
+        c.check(
+            False,
+            "bindings/node/index.js (generated loader) expects",
+            f"{sorted(expected)}, expected [{version!r}] (regenerate it: npm run build)",
+        )
 
     composer = read_json("bindings/php/composer.json")
     if "version" not in composer:
-        c.check(True, "bindings/php/composer.json", "no version field (Packagist takes it from the tag)")
+        c.check(
+            True, "bindings/php/composer.json", "no version field (Packagist takes it from the tag)"
+        )
     else:
-        c.check(False, "bindings/php/composer.json",
-                f"has \"version\": {composer['version']!r}: remove it, Packagist takes it from the tag")
+        c.check(
+            False,
+            "bindings/php/composer.json",
+            f'has "version": {composer["version"]!r}: remove it, Packagist takes it from the tag',
+        )
     php_versions = []
     for php in sorted((ROOT / "bindings/php/src").rglob("*.php")):
         for m in re.finditer(r"const\s+VERSION\s*=\s*'([^']*)'", php.read_text(encoding="utf-8")):
@@ -131,9 +150,15 @@ def main(argv: list[str]) -> int:
     for changelog in ("CHANGELOG.md", "bindings/php/CHANGELOG.md"):
         text = (ROOT / changelog).read_text(encoding="utf-8")
         released = RELEASED.search(text)
-        c.equal(f"{changelog} latest release", released.group("version") if released else None, version)
+        c.equal(
+            f"{changelog} latest release", released.group("version") if released else None, version
+        )
         unreleased = "## [Unreleased]" in text
-        c.check(unreleased, changelog, "has an [Unreleased] section" if unreleased else "no ## [Unreleased] section")
+        c.check(
+            unreleased,
+            changelog,
+            "has an [Unreleased] section" if unreleased else "no ## [Unreleased] section",
+        )
 
     root_license = (ROOT / "LICENSE").read_bytes()
     c.check(root_license.startswith(b"MIT License"), "LICENSE", "MIT License")
@@ -143,7 +168,11 @@ def main(argv: list[str]) -> int:
             c.check(False, f"{folder}/LICENSE", "missing: copy the root LICENSE")
         else:
             same = path.read_bytes() == root_license
-            c.check(same, f"{folder}/LICENSE", "identical to LICENSE" if same else "differs from LICENSE: copy the root one")
+            c.check(
+                same,
+                f"{folder}/LICENSE",
+                "identical to LICENSE" if same else "differs from LICENSE: copy the root one",
+            )
 
     print(f"{c.passed} passed, {c.failed} failed")
     return 1 if c.failed else 0

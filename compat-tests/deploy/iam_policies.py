@@ -10,6 +10,7 @@ docs/deploy.md without authentication, switches IAM enforcement on, then runs ea
 with the CLI under that user's keys: they must succeed, and requests outside the policy must be
 refused with AccessDenied. One line per check, then `N passed, M failed`; exit 1 on a failure.
 """
+
 import json
 import os
 import re
@@ -24,8 +25,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "deploy.md"
 CLI = ROOT / "target" / "debug" / "ddblock"
-FILL = {"REGION": "us-east-1", "ACCOUNT": "123456789012", "TABLE": "cache", "PREFIX": "app_",
-        "BUCKET": "locks"}
+FILL = {
+    "REGION": "us-east-1",
+    "ACCOUNT": "123456789012",
+    "TABLE": "cache",
+    "PREFIX": "app_",
+    "BUCKET": "locks",
+}
 TABLE, BUCKET = FILL["TABLE"], FILL["BUCKET"]
 
 
@@ -40,24 +46,36 @@ def serve(port):
 
     def like(expected, actual):  # IAM's StringLike: `*` any run, `?` one character
         pats = expected if isinstance(expected, list) else [expected]
-        rxs = [re.compile("".join(".*" if c == "*" else "." if c == "?" else re.escape(c)
-                                  for c in p) + r"\Z", re.S) for p in pats]
+        rxs = [
+            re.compile(
+                "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in p) + r"\Z",
+                re.S,
+            )
+            for p in pats
+        ]
         vals = actual if isinstance(actual, list) else [actual]
         return all(any(rx.match(v) for rx in rxs) for v in vals)
 
     policy_conditions.CONDITION_OPERATIONS["ForAllValues:StringLike"] = like
     check_conditions = access_control.IAMPolicyStatement._check_conditions
-    access_control.IAMPolicyStatement._check_conditions = (
-        lambda self, values: check_conditions(self, values or getattr(local, "values", None)))
+    access_control.IAMPolicyStatement._check_conditions = lambda self, values: check_conditions(
+        self, values or getattr(local, "values", None)
+    )
 
     def resource(self):
         body = json.loads(self.raw_body or b"{}")
         tables = [body["TableName"]] if "TableName" in body else list(body.get("RequestItems", {}))
         items = [body.get("Key"), body.get("Item")]
         for req in body.get("RequestItems", {}).values():
-            items += req.get("Keys", []) if isinstance(req, dict) else [
-                (r.get("PutRequest") or {}).get("Item") or (r.get("DeleteRequest") or {}).get("Key")
-                for r in req]
+            items += (
+                req.get("Keys", [])
+                if isinstance(req, dict)
+                else [
+                    (r.get("PutRequest") or {}).get("Item")
+                    or (r.get("DeleteRequest") or {}).get("Key")
+                    for r in req
+                ]
+            )
         keys = [i["key"]["S"] for i in items if i and "S" in i.get("key", {})]
         local.values = {"dynamodb:LeadingKeys": keys} if keys else None
         return f"arn:aws:dynamodb:{self.region}:{self.current_account}:table/{','.join(tables)}"
@@ -68,8 +86,10 @@ def serve(port):
         try:
             authorize(self, resource)
         except AccessDeniedError as e:  # DynamoDB's answer: JSON, 400, AccessDeniedException
-            raise JsonRESTError("com.amazon.coral.service#AccessDeniedException",
-                                f"{e.message} on resource: {resource}")
+            raise JsonRESTError(
+                "com.amazon.coral.service#AccessDeniedException",
+                f"{e.message} on resource: {resource}",
+            ) from None
         finally:
             local.values = None
 
@@ -96,11 +116,19 @@ class Checks:
     def env(self, user):
         ak, sk = self.keys[user]
         keep = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "TMPDIR", "LANG")}
-        return dict(keep, AWS_ACCESS_KEY_ID=ak, AWS_SECRET_ACCESS_KEY=sk,
-                    AWS_DEFAULT_REGION="us-east-1", AWS_CONFIG_FILE="/nonexistent",
-                    AWS_SHARED_CREDENTIALS_FILE="/nonexistent", AWS_EC2_METADATA_DISABLED="true",
-                    DYNAMODB_ENDPOINT=self.endpoint, DYNAMODB_CACHE_TABLE=TABLE,
-                    CACHE_PREFIX=FILL["PREFIX"], DDBLOCK_LAYOUT="laravel12")
+        return dict(
+            keep,
+            AWS_ACCESS_KEY_ID=ak,
+            AWS_SECRET_ACCESS_KEY=sk,
+            AWS_DEFAULT_REGION="us-east-1",
+            AWS_CONFIG_FILE="/nonexistent",
+            AWS_SHARED_CREDENTIALS_FILE="/nonexistent",
+            AWS_EC2_METADATA_DISABLED="true",
+            DYNAMODB_ENDPOINT=self.endpoint,
+            DYNAMODB_CACHE_TABLE=TABLE,
+            CACHE_PREFIX=FILL["PREFIX"],
+            DDBLOCK_LAYOUT="laravel12",
+        )
 
     def report(self, ok, user, what, detail=""):
         self.passed += ok
@@ -109,18 +137,26 @@ class Checks:
 
     def cli(self, user, *args, exit=0, want=None, denied=False):
         """Runs `ddblock --json ARGS` as USER. denied: must fail with AccessDenied."""
-        r = subprocess.run([str(CLI), "--json", *args], env=self.env(user), capture_output=True,
-                           text=True, timeout=60)
+        r = subprocess.run(
+            [str(CLI), "--json", *args],
+            env=self.env(user),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         try:
             out = json.loads(r.stdout.strip().splitlines()[-1]) if r.stdout.strip() else {}
         except ValueError:
             out = {"stdout": r.stdout}
         # Owners are shown as their first four characters (CONTRIBUTING: no full owner tokens).
-        shown = " ".join(a[:4] + "…" if p == "--owner" else a for p, a in zip(("",) + args, args))
+        shown = " ".join(a[:4] + "…" if p == "--owner" else a for p, a in zip(("", *args), args))
         if denied:
             err = out.get("error", {})
-            ok = (r.returncode == 1 and err.get("kind") == "service"
-                  and "AccessDenied" in err.get("message", ""))
+            ok = (
+                r.returncode == 1
+                and err.get("kind") == "service"
+                and "AccessDenied" in err.get("message", "")
+            )
             what = f"refused: ddblock {shown}"
         else:
             try:
@@ -135,9 +171,15 @@ class Checks:
         """One request as the core sends it, with boto3 under USER's keys."""
         import boto3
         from botocore.exceptions import ClientError
+
         ak, sk = self.keys[user]
-        ddb = boto3.client("dynamodb", endpoint_url=self.endpoint, region_name="us-east-1",
-                           aws_access_key_id=ak, aws_secret_access_key=sk)
+        ddb = boto3.client(
+            "dynamodb",
+            endpoint_url=self.endpoint,
+            region_name="us-east-1",
+            aws_access_key_id=ak,
+            aws_secret_access_key=sk,
+        )
         try:
             call(ddb)
             ok, detail = not denied, "succeeded"
@@ -161,11 +203,19 @@ def run_checks(c):
     # Locks: GetItem, UpdateItem, DeleteItem under the prefix.
     owner = str(c.cli("locks", "acquire", "job", *ttl, want=lambda o: o[held]).get("owner"))
     c.cli("locks", "status", "job", want=lambda o: o["held"] and o["owner"] == owner)
-    c.cli("locks", "refresh", "job", "--owner", owner, "--ttl", "120",
-          want=lambda o: o["refreshed"])
+    c.cli(
+        "locks", "refresh", "job", "--owner", owner, "--ttl", "120", want=lambda o: o["refreshed"]
+    )
     c.cli("locks", "release", "job", "--owner", owner, want=lambda o: o["outcome"] == "released")
-    c.cli("locks", "release", "job", "--owner", owner, exit=1,  # DeleteItem refused, GetItem
-          want=lambda o: o["outcome"] == "not_held")
+    c.cli(
+        "locks",
+        "release",
+        "job",
+        "--owner",
+        owner,
+        exit=1,  # DeleteItem refused, GetItem
+        want=lambda o: o["outcome"] == "not_held",
+    )
     c.cli("locks", "run", "job", *ttl, "--heartbeat", "--", "true")
     c.cli("locks", "acquire", "job", *ttl, "--wait", "2", want=lambda o: o[held])
     c.cli("locks", "force-release", "job", want=lambda o: o["force_released"])
@@ -198,29 +248,66 @@ def run_checks(c):
         return {"key": {"S": k}}
 
     names = {"#k": "key", "#v": "value", "#e": "expires_at"}
-    c.sdk("cache", "put: PutItem of an expired item, for the sweep", lambda d: d.put_item(
-        TableName=TABLE, Item=item("app_old", now - 300)))
-    c.sdk("cache", "many: BatchGetItem", lambda d: d.batch_get_item(
-        RequestItems={TABLE: {"Keys": [key("app_k"), key("app_n")]}}))
-    c.sdk("cache", "put_many: BatchWriteItem", lambda d: d.batch_write_item(RequestItems={
-        TABLE: [{"PutRequest": {"Item": item(k)}} for k in ("app_m1", "app_m2")]}))
-    c.sdk("cache", "add: conditional PutItem", lambda d: d.put_item(
-        TableName=TABLE, Item=item("app_a"), ConditionExpression="attribute_not_exists(#k) OR "
-        "#e < :now", ExpressionAttributeNames={"#k": "key", "#e": "expires_at"},
-        ExpressionAttributeValues={":now": {"N": str(now)}}))
-    c.sdk("cache", "increment: conditional UpdateItem", lambda d: d.update_item(
-        TableName=TABLE, Key=key("app_n"), UpdateExpression="SET #v = #v + :a",
-        ConditionExpression="attribute_exists(#k) AND #e > :now", ExpressionAttributeNames=names,
-        ExpressionAttributeValues={":a": {"N": "2"}, ":now": {"N": str(now)}}))
-    c.sdk("cache", "touch: conditional UpdateItem", lambda d: d.update_item(
-        TableName=TABLE, Key=key("app_k"), UpdateExpression="SET #e = :e",
-        ConditionExpression="attribute_exists(#k) AND #e > :now",
-        ExpressionAttributeNames={"#k": "key", "#e": "expires_at"},
-        ExpressionAttributeValues={":e": {"N": str(now + 120)}, ":now": {"N": str(now)}}))
+    c.sdk(
+        "cache",
+        "put: PutItem of an expired item, for the sweep",
+        lambda d: d.put_item(TableName=TABLE, Item=item("app_old", now - 300)),
+    )
+    c.sdk(
+        "cache",
+        "many: BatchGetItem",
+        lambda d: d.batch_get_item(RequestItems={TABLE: {"Keys": [key("app_k"), key("app_n")]}}),
+    )
+    c.sdk(
+        "cache",
+        "put_many: BatchWriteItem",
+        lambda d: d.batch_write_item(
+            RequestItems={TABLE: [{"PutRequest": {"Item": item(k)}} for k in ("app_m1", "app_m2")]}
+        ),
+    )
+    c.sdk(
+        "cache",
+        "add: conditional PutItem",
+        lambda d: d.put_item(
+            TableName=TABLE,
+            Item=item("app_a"),
+            ConditionExpression="attribute_not_exists(#k) OR #e < :now",
+            ExpressionAttributeNames={"#k": "key", "#e": "expires_at"},
+            ExpressionAttributeValues={":now": {"N": str(now)}},
+        ),
+    )
+    c.sdk(
+        "cache",
+        "increment: conditional UpdateItem",
+        lambda d: d.update_item(
+            TableName=TABLE,
+            Key=key("app_n"),
+            UpdateExpression="SET #v = #v + :a",
+            ConditionExpression="attribute_exists(#k) AND #e > :now",
+            ExpressionAttributeNames=names,
+            ExpressionAttributeValues={":a": {"N": "2"}, ":now": {"N": str(now)}},
+        ),
+    )
+    c.sdk(
+        "cache",
+        "touch: conditional UpdateItem",
+        lambda d: d.update_item(
+            TableName=TABLE,
+            Key=key("app_k"),
+            UpdateExpression="SET #e = :e",
+            ConditionExpression="attribute_exists(#k) AND #e > :now",
+            ExpressionAttributeNames={"#k": "key", "#e": "expires_at"},
+            ExpressionAttributeValues={":e": {"N": str(now + 120)}, ":now": {"N": str(now)}},
+        ),
+    )
     c.sdk("cache", "forget: DeleteItem", lambda d: d.delete_item(TableName=TABLE, Key=key("app_a")))
     c.cli("cache", "acquire", "job", *ttl, want=lambda o: o[held])  # locks are included
-    c.sdk("cache", "many with a key outside the prefix", lambda d: d.batch_get_item(
-        RequestItems={TABLE: {"Keys": [key("app_k"), key("other_k")]}}), denied=True)
+    c.sdk(
+        "cache",
+        "many with a key outside the prefix",
+        lambda d: d.batch_get_item(RequestItems={TABLE: {"Keys": [key("app_k"), key("other_k")]}}),
+        denied=True,
+    )
     c.sdk("cache", "Scan", lambda d: d.scan(TableName=TABLE), denied=True)
     c.cli("cache", *other, "put", "k", "v", *ttl, denied=True)
     c.cli("cache", "doctor", denied=True)
@@ -229,8 +316,9 @@ def run_checks(c):
     # S3 locks: GetObject, PutObject, DeleteObject under BUCKET/PREFIX.
     owner = str(c.cli("s3", *s3, "acquire", "job", *ttl, want=lambda o: o[held]).get("owner"))
     c.cli("s3", *s3, "status", "job", want=lambda o: o["held"] and o["owner"] == owner)
-    c.cli("s3", *s3, "refresh", "job", "--owner", owner, "--ttl", "120",
-          want=lambda o: o["refreshed"])
+    c.cli(
+        "s3", *s3, "refresh", "job", "--owner", owner, "--ttl", "120", want=lambda o: o["refreshed"]
+    )
     c.cli("s3", *s3, "release", "job", "--owner", owner, want=lambda o: o["outcome"] == "released")
     c.cli("s3", *s3, "status", "job", want=lambda o: o["held"] is False)  # a missing object
     c.cli("s3", *s3, "run", "job", *ttl, "--", "true")
@@ -255,9 +343,12 @@ def main():
         port = s.getsockname()[1]
     endpoint = f"http://127.0.0.1:{port}"
     started = time.monotonic()
-    server = subprocess.Popen([sys.executable, __file__, "--serve", str(port)],
-                              start_new_session=True, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [sys.executable, __file__, "--serve", str(port)],
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         while True:
             try:
@@ -267,8 +358,12 @@ def main():
                 if server.poll() is not None or time.monotonic() - started > 30:
                     sys.exit("moto server did not start")
                 time.sleep(0.2)
-        kw = dict(endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="setup",
-                  aws_secret_access_key="setup")
+        kw = dict(
+            endpoint_url=endpoint,
+            region_name="us-east-1",
+            aws_access_key_id="setup",
+            aws_secret_access_key="setup",
+        )
         boto3.client("s3", **kw).create_bucket(Bucket=BUCKET)
         iam = boto3.client("iam", **kw)
         keys = {}
