@@ -142,11 +142,13 @@ log "dist/ ($((SECONDS - START)) s):"
 
 if [[ $check == 1 ]]; then
     # The sdist builds: pip builds a wheel from it as a user without a wheel for their platform
-    # would (maturin from PyPI in an isolated env). Debug profile and the workspace's target dir,
-    # so the dependencies the python step built are reused; --no-cache-dir, so it really builds.
+    # would (maturin from PyPI in an isolated env), in the debug profile to save time. A target
+    # dir of its own: in the workspace's, cargo would take the sdist's files (same relative paths,
+    # older mtimes) for the ones it already built and compile nothing. --no-cache-dir: no wheel
+    # from pip's cache either.
     log "python: the sdist builds (pip wheel from dist/ddblock-$VERSION.tar.gz, debug profile)"
-    rm -rf "$STAGE/sdist-wheel"
-    timed env CARGO_TARGET_DIR="$TARGET_DIR" MATURIN_PEP517_ARGS="--profile dev" \
+    rm -rf "$STAGE/sdist-wheel" "$TARGET_DIR/sdist-check"
+    timed env CARGO_TARGET_DIR="$TARGET_DIR/sdist-check" MATURIN_PEP517_ARGS="--profile dev" \
         "$TOOLS/bin/python" -m pip wheel --quiet --no-deps --no-cache-dir --disable-pip-version-check \
         -w "$STAGE/sdist-wheel" "$DIST/ddblock-$VERSION.tar.gz"
     compgen -G "$STAGE/sdist-wheel/ddblock-$VERSION-*.whl" >/dev/null || die "pip wheel gave no wheel from the sdist"
