@@ -23,6 +23,7 @@ import json
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 import tomllib
 
@@ -59,13 +60,14 @@ class Checks:
             self.check(False, what, f"{found!r}, expected {expected!r}")
 
 
-def toml(path: str) -> dict:
+def toml(path: str) -> dict[str, Any]:
     with open(ROOT / path, "rb") as f:
         return tomllib.load(f)
 
 
-def read_json(path: str) -> dict:
-    return json.loads((ROOT / path).read_text(encoding="utf-8"))
+def read_json(path: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((ROOT / path).read_text(encoding="utf-8"))
+    return data
 
 
 def main(argv: list[str]) -> int:
@@ -163,11 +165,11 @@ def main(argv: list[str]) -> int:
     root_license = (ROOT / "LICENSE").read_bytes()
     c.check(root_license.startswith(b"MIT License"), "LICENSE", "MIT License")
     for folder in LICENSED:
-        path = ROOT / folder / "LICENSE"
-        if not path.exists():
+        license_path = ROOT / folder / "LICENSE"
+        if not license_path.exists():
             c.check(False, f"{folder}/LICENSE", "missing: copy the root LICENSE")
         else:
-            same = path.read_bytes() == root_license
+            same = license_path.read_bytes() == root_license
             c.check(
                 same,
                 f"{folder}/LICENSE",

@@ -4,7 +4,8 @@
 #      reinstalled only when that file changes)
 #   2. maturin develop: the extension in debug mode, sharing the workspace's target/
 #   3. the generated sources are current (the _native.pyi stub, the blocking _sync.py), then
-#      ruff check + ruff format --check
+#      ruff check + ruff format --check (also on the project's Python tools: install-tests.py,
+#      deploy/iam_policies.py, scripts/check-version.py)
 #   4. mypy --strict on the package, the tests and bench.py; mypy's stubtest: _native.pyi
 #      against the built extension
 #   5. pytest against the local DynamoDB servers: DDBLOCK_TEST_MOTO / DDBLOCK_TEST_DYNALITE
@@ -56,6 +57,11 @@ python tools/unasync.py --check
 log "ruff"
 ruff check .
 ruff format --check .
+# The project's Python tools outside the binding, with the binding's rules (stdlib only, 3.11+).
+tools=(../../compat-tests/install-tests.py ../../compat-tests/deploy/iam_policies.py ../../scripts/check-version.py)
+ruff check "${tools[@]}"
+ruff format --check "${tools[@]}"
+mypy --strict --python-version 3.11 ../../compat-tests/install-tests.py ../../scripts/check-version.py
 
 log "mypy --strict, and stubtest (the stubs match the built module)"
 mypy --strict python/ddblock tests bench.py
