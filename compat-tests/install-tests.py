@@ -10,10 +10,12 @@ that neither cargo nor rustc can be found there:
 
     cli     the tarball unpacked: `ddblock --version`, `create-table`, the README's shell block
             (run --heartbeat, status, doctor), then `status --json` of a lock `run` holds
-    python  the wheel into a new venv (pip --no-index: nothing else is fetched): the README's
-            Python block (sync) and docs/python.md's asyncio block
-    node    both npm tarballs into a scratch app (npm --offline): the README's JS block as an ES
-            module, and the same store through require() as CommonJS
+    python  the wheel into a new venv (pip --no-index: nothing else is fetched): a table made
+            with create_table(), then the README's Python block (sync) and docs/python.md's
+            asyncio block
+    node    both npm tarballs into a scratch app (npm --offline): a table made with createTable(),
+            then the README's JS block as an ES module, and the same store through require() as
+            CommonJS
     php     the Composer archive unpacked and loaded into a Laravel app (Debian's 8.83): the
             driver's ApplicationTest (discovery from composer.json, the dynamodb store taken
             over, a lock taken and released) with the package read from the archive only
@@ -185,7 +187,7 @@ class Run:
         base = shutil.which("python3") or sys.executable
         venv = self.scratch / "venv"
         subprocess.run([base, "-m", "venv", str(venv)], check=True)
-        env = self.env(str(venv / "bin"))
+        env = self.env(str(venv / "bin"), DYNAMODB_CACHE_TABLE=f"{self.table}_py")
         t = time.monotonic()
         self.sh(
             [
@@ -201,6 +203,8 @@ class Run:
             env,
         )
         install_s = time.monotonic() - t
+        # A table of its own, made by the binding (no check depends on another's outcome).
+        self.sh(["python", "-c", "import ddblock; ddblock.Store().create_table()"], env)
         for name, code in (
             ("sync (README.md)", block("README.md", "python")),
             ("asyncio (docs/python.md)", block("docs/python.md", "python", after="## asyncio")),
@@ -224,7 +228,7 @@ class Run:
         app = self.scratch / "app"
         app.mkdir()
         (app / "package.json").write_text('{"name": "app", "private": true}\n', encoding="utf-8")
-        env = self.env()
+        env = self.env(DYNAMODB_CACHE_TABLE=f"{self.table}_js")
         t = time.monotonic()
         # Both tarballs at once: npm takes the platform package given here for the main
         # package's optional dependency, as it would take it from the registry.
@@ -247,6 +251,7 @@ class Run:
         assert not native, f"the main package ships a binary: {native}"
         (module,) = (app / "node_modules/ddblock-linux-x64-gnu").glob("*.node")
         check_glibc(module, f"the Node module {module.name}")
+        self.sh(["node", "-e", "new (require('ddblock').Store)().createTable()"], env, cwd=app)
         (app / "esm.mjs").write_text(block("README.md", "js"), encoding="utf-8")
         self.sh(["node", "esm.mjs"], env, cwd=app)
         (app / "cjs.cjs").write_text(

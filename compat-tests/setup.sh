@@ -141,7 +141,9 @@ require_once '$v/mtdowling/jmespath.php/src/JmesPath.php';
 PHP
 }
 if missing="$(php_deps_ok)"; then
-    log "php: AWS SDK for PHP and Laravel 13's lock classes found ($([[ -d $SHARED_PHP ]] && echo "$SHARED_PHP" || echo "$PHP_DEPS"))"
+    if [[ -n ${DDBLOCK_AWS_SDK_PHP:-}${DDBLOCK_LARAVEL13:-} ]]; then from="DDBLOCK_AWS_SDK_PHP / DDBLOCK_LARAVEL13"
+    elif [[ -d $SHARED_PHP ]]; then from=$SHARED_PHP; else from=$PHP_DEPS; fi
+    log "php: AWS SDK for PHP and Laravel 13's lock classes found ($from)"
 elif [[ -d $SHARED_PHP || -n ${DDBLOCK_AWS_SDK_PHP:-}${DDBLOCK_LARAVEL13:-} ]]; then
     die "$missing missing: the PHP tests need the AWS SDK for PHP and Laravel 13's lock classes (set DDBLOCK_AWS_SDK_PHP / DDBLOCK_LARAVEL13 to their folders)"
 else
