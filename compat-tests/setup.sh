@@ -117,7 +117,7 @@ php_deps_from_composer() {
     # Debian's PHP may be older than Laravel 13 asks for; only three of its files are loaded.
     composer --working-dir="$PHP_DEPS/composer" install --no-interaction --no-progress --no-dev \
         --ignore-platform-reqs ||
-        die "composer install failed: the PHP tests need the AWS SDK for PHP and Laravel 13's lock classes (../shared/php, or Packagist through Composer)"
+        die "composer install failed (its reason is above): the PHP tests need the AWS SDK for PHP and Laravel 13's lock classes: put shared/php beside the clone (../shared/php), set DDBLOCK_AWS_SDK_PHP and DDBLOCK_LARAVEL13 to their folders, or give Composer a way to Packagist"
     local v=$PHP_DEPS/composer/vendor f
     for f in DynamoDbStore DynamoDbLock Lock; do
         cp "$v/illuminate/cache/$f.php" "$PHP_DEPS/laravel-13/Illuminate/Cache/$f.php"
