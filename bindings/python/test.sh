@@ -71,6 +71,10 @@ if [[ -z ${DDBLOCK_TEST_MOTO:-} || -z ${DDBLOCK_TEST_DYNALITE:-} ]]; then
     log "DDBLOCK_TEST_MOTO / DDBLOCK_TEST_DYNALITE are not set: the server tests will fail."
     log "start the servers with: compat-tests/servers.sh start; source compat-tests/.run/env"
 fi
+# The fault proxy the lease and bad-input tests put in front of the servers (the test step builds
+# it too, but `run-tests.sh python` alone must not depend on that).
+log "cargo build -p ddblock-fault-proxy"
+(cd "$HERE/../.." && cargo build --quiet -p ddblock-fault-proxy)
 log "pytest"
 cd "$HERE"
 python -m pytest "$@"
