@@ -194,6 +194,22 @@ export interface Check {
   detail: string
 }
 
+/** This host's clock minus DynamoDB's, in seconds: an interval, since `Date` has whole seconds. */
+export interface ClockCheck {
+  /** The middle of the interval. */
+  offset?: number
+  /** The smallest offset the answers allow. */
+  low?: number
+  /** The largest offset the answers allow. */
+  high?: number
+  /** How many answers were intersected. */
+  answers?: number
+  /** Why there is no measurement (`no Date header`, `the answers disagree`). */
+  unmeasured?: string
+  /** The offset the clock-skew margin allows: (margin + 1) / 2 seconds. */
+  allowed: number
+}
+
 /** Options of `createTable`. */
 export interface CreateTableInput {
   /** Enable TTL on the expiry attribute (default true). */
@@ -218,6 +234,8 @@ export interface DoctorReport {
   tableStatus?: string
   /** The TTL setting, absent when the table does not exist. */
   ttl?: Ttl
+  /** This host's clock offset to DynamoDB's, from the `Date` headers of its answers. */
+  clock?: ClockCheck
 }
 
 /** Every error code, in the core's order (`ErrorKind::ALL`): what `lib.js` exports as `CODES`. */
@@ -283,7 +301,7 @@ export interface StoreOptions {
   attemptTimeoutMs?: number
   /** Attempts per request including the first (default 3). */
   maxAttempts?: number
-  /** How long past its expiry a lock must be before it is taken over, in ms (default 2000). */
+  /** How long past its expiry a lock must be before it is taken over, in ms (default 0: Laravel's own rule). */
   clockSkewMarginMs?: number
   /** How often `withLock`'s heartbeat refreshes the lock, in ms (default: a third of the ttl). */
   heartbeatIntervalMs?: number

@@ -37,7 +37,8 @@ NUMERIC = "12345"
 ATTEMPT = "Qm3vT8kZr2LxW9aB"  # this acquire call's attempt id (16 characters of [A-Za-z0-9])
 OTHER_ATTEMPT = "h7GpX2nRc5YtK0sE"  # another acquire call's (another handle, process or language)
 FENCE_BASE = NOW * 1_000_000 + 250_000  # the client's clock in microseconds, 0.25 s past NOW
-MARGIN = 2  # the clock-skew margin, seconds (the default of every implementation)
+MARGIN = 0  # the clock-skew margin, seconds: the default of every implementation (Laravel's own rule)
+SKEW_MARGIN = 2  # a margin set on purpose (clock_skew_margin), for the cases that show what it does
 TABLE = "cache"
 PREFIX = "app_"
 NAME = "orders"
@@ -82,10 +83,11 @@ def holder(owner: str, expires_at: int) -> dict:
 class Ctx:
     """One case's inputs: layout, prefix, attribute names."""
 
-    def __init__(self, layout: str, prefix: str = PREFIX, attrs: dict | None = None):
+    def __init__(self, layout: str, prefix: str = PREFIX, attrs: dict | None = None, margin: int = MARGIN):
         self.layout = layout
         self.prefix = prefix
         self.attrs = attrs or DEFAULT_ATTRS
+        self.margin = margin
 
     @property
     def key(self) -> str:
@@ -121,7 +123,7 @@ class Ctx:
         return {"prefix": self.prefix, "name": NAME, "owner": owner, "ttl": ttl, "now": NOW, **extra}
 
     def acquire_input(self, owner: str, ttl: int) -> dict:
-        return self.input(owner, ttl, margin=MARGIN, attempt=ATTEMPT, fence_base=FENCE_BASE)
+        return self.input(owner, ttl, margin=self.margin, attempt=ATTEMPT, fence_base=FENCE_BASE)
 
     # ---- the requests -------------------------------------------------------------------
     def take(self, owner: str, ttl: int) -> dict:
@@ -147,7 +149,7 @@ class Ctx:
                     ":attempt": {"S": ATTEMPT},
                     ":fence_base": {"N": str(FENCE_BASE)},
                     ":one": {"N": "1"},
-                    ":now": {"N": str(NOW - MARGIN)},
+                    ":now": {"N": str(NOW - self.margin)},
                 },
                 "ReturnValues": "UPDATED_NEW",
                 "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
@@ -243,6 +245,7 @@ def case(cid, description, ctx: Ctx, inp, before, requests, outcome, laravel, af
 
 def acquire(layout: str) -> dict:
     x = Ctx(layout)
+    m = Ctx(layout, margin=SKEW_MARGIN)
     first = FENCE_BASE + 1  # the fence of a first acquisition: the item had none
 
     def acquired(owner, ttl, fence):
@@ -267,16 +270,22 @@ def acquire(layout: str) -> dict:
         case("numeric-owner", "A numeric owner is stored as N, as Laravel's add() stores it.", x,
              x.acquire_input(NUMERIC, 10), None, [x.take(NUMERIC, 10)], acquired(NUMERIC, 10, first), True,
              x.ours(NUMERIC, 10, first)),
-        case("expired-past-margin", "Another owner's lock expired 3 s ago, more than the margin "
-             "(expires_at < now - margin): taken over; the fence grows by one.", x,
-             x.acquire_input(OWNER, 10), x.item(OTHER, NOW - 3, OTHER_ATTEMPT, 41), [x.take(OWNER, 10)],
+        case("expired", "Another owner's lock expired 1 s ago: taken over (with the default margin "
+             "of 0, Laravel's own condition expires_at < now); the fence grows by one.", x,
+             x.acquire_input(OWNER, 10), x.item(OTHER, NOW - 1, OTHER_ATTEMPT, 41), [x.take(OWNER, 10)],
              acquired(OWNER, 10, 42), True, x.ours(OWNER, 10, 42)),
-        held("expired-within-margin", "Another owner's lock expired 1 s ago, within the clock-skew "
-             "margin: still held (its holder's clock may be behind ours). The answer names it; its "
-             "expires_at is already past.", x.item(OTHER, NOW - 1, OTHER_ATTEMPT, 41), OTHER, NOW - 1),
-        held("expired-at-margin", "expires_at == now - margin: not yet taken over (the condition "
-             "needs expires_at < now - margin).", x.item(OTHER, NOW - MARGIN, OTHER_ATTEMPT, 41), OTHER,
-             NOW - MARGIN),
+        case("expired-past-margin", f"With a clock-skew margin of {SKEW_MARGIN} s set: another "
+             "owner's lock expired 3 s ago, more than the margin (expires_at < now - margin): taken "
+             "over; the fence grows by one.", m,
+             m.acquire_input(OWNER, 10), m.item(OTHER, NOW - 3, OTHER_ATTEMPT, 41), [m.take(OWNER, 10)],
+             acquired(OWNER, 10, 42), True, m.ours(OWNER, 10, 42)),
+        held("expired-within-margin", f"With a clock-skew margin of {SKEW_MARGIN} s set: another "
+             "owner's lock expired 1 s ago, within the margin: still held (its holder's clock may be "
+             "behind ours). The answer names it; its expires_at is already past.",
+             m.item(OTHER, NOW - 1, OTHER_ATTEMPT, 41), OTHER, NOW - 1, ctx=m),
+        held("expired-at-margin", f"With a clock-skew margin of {SKEW_MARGIN} s set: expires_at == "
+             "now - margin: not yet taken over (the condition needs expires_at < now - margin).",
+             m.item(OTHER, NOW - SKEW_MARGIN, OTHER_ATTEMPT, 41), OTHER, NOW - SKEW_MARGIN, ctx=m),
         held("held", "Another owner holds it: the condition fails; the answer names the holder.",
              x.item(OTHER, NOW + 30, OTHER_ATTEMPT, 7), OTHER, NOW + 30),
         held("held-until-now", "expires_at == now: the item reads as expired but cannot be taken "
@@ -298,14 +307,20 @@ def acquire(layout: str) -> dict:
              "Refused, as Laravel refuses it.", x.item(OWNER, NOW + 5, OTHER_ATTEMPT, 77), OWNER, NOW + 5),
         held("same-owner-laravel", "Our owner, written by stock Laravel (no attempt id): refused.",
              x.item(OWNER, NOW + 5), OWNER, NOW + 5),
-        case("own-attempt-expired", "This attempt's own write, already expired (expires_at <= now) "
-             "but not past the margin: not a lease. Written again, at most 3 writes per call; with "
-             "the clock still, the last holder seen is reported.", x,
-             x.acquire_input(OWNER, 10), x.item(OWNER, NOW - 1, ATTEMPT, 77), [x.take(OWNER, 10)] * 3,
-             {"held": holder(OWNER, NOW - 1)}, False, x.item(OWNER, NOW - 1, ATTEMPT, 77),
+        case("own-attempt-expired", "This attempt's own write, at its expiry second (expires_at == "
+             "now: expired, but not yet past the condition): not a lease. Written again, at most 3 "
+             "writes per call; with the clock still, the last holder seen is reported.", x,
+             x.acquire_input(OWNER, 10), x.item(OWNER, NOW, ATTEMPT, 77), [x.take(OWNER, 10)] * 3,
+             {"held": holder(OWNER, NOW)}, False, x.item(OWNER, NOW, ATTEMPT, 77),
              without_all_old=[x.take(OWNER, 10), x.get()] * 3),
+        case("own-attempt-expired-within-margin", f"With a clock-skew margin of {SKEW_MARGIN} s set: "
+             "this attempt's own write, expired 1 s ago but not past the margin: written again, at "
+             "most 3 writes per call, then the last holder seen is reported.", m,
+             m.acquire_input(OWNER, 10), m.item(OWNER, NOW - 1, ATTEMPT, 77), [m.take(OWNER, 10)] * 3,
+             {"held": holder(OWNER, NOW - 1)}, False, m.item(OWNER, NOW - 1, ATTEMPT, 77),
+             without_all_old=[m.take(OWNER, 10), m.get()] * 3),
         case("fence-after-laravel", "Stock Laravel's add() overwrote the item and dropped the fence; "
-             "its lock expired past the margin: taken over, the fence starts again from "
+             "its lock expired: taken over, the fence starts again from "
              "fence_base + 1 (the client's clock in microseconds, above every earlier fence).", x,
              x.acquire_input(OWNER, 10), x.item(OTHER, NOW - 3), [x.take(OWNER, 10)],
              acquired(OWNER, 10, first), True, x.ours(OWNER, 10, first)),
@@ -584,6 +599,8 @@ def is_owned_by(layout: str) -> dict:
         "would (same type; N by numeric value). Attempt ids play no part.",
         "answers": [
             {"answer": "Item carrying the owner, now < expires_at", "outcome": True, "meaning": "owned"},
+            {"answer": "owner null (nobody): no Item, or now >= expires_at", "outcome": True,
+             "meaning": "free: nobody owns it, as Laravel's getCurrentOwner() === null answers"},
             {"answer": "anything else", "outcome": False, "meaning": "not owned (free, expired, or another owner)"},
             {"answer": "any other error", "outcome": "error", "meaning": "an exception"},
         ],
@@ -597,6 +614,14 @@ def is_owned_by(layout: str) -> dict:
             o("expired", "Our lock at its expiry second is not owned any more.", OWNER,
               x.item(OWNER, NOW, ATTEMPT, 6), False),
             o("missing", "No item.", OWNER, None, False),
+            o("nobody-free", "isOwnedBy(null) on a free lock: true. No owner is the owner of a free "
+              "lock: Laravel's isOwnedBy() answers getCurrentOwner() === $owner, and the current "
+              "owner of a free lock is null (Laravel 11+'s lock tests rely on it; 8.x answers the "
+              "same through isOwnedByCurrentProcess()).", None, None, True),
+            o("nobody-expired", "isOwnedBy(null) on an expired lock: true (an expired lock has no "
+              "current owner).", None, x.item(OTHER, NOW, OTHER_ATTEMPT, 6), True),
+            o("nobody-held", "isOwnedBy(null) on a held lock: false.", None,
+              x.item(OTHER, NOW + 30, OTHER_ATTEMPT, 6), False),
         ],
     }
 

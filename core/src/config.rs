@@ -10,8 +10,9 @@ use crate::format::layout::checked_key;
 pub use crate::format::layout::{KeyLayout, MAX_KEY_BYTES};
 pub use crate::time::{Clock, SystemClock};
 
-/// Default of [`StoreConfigBuilder::clock_skew_margin`].
-pub const DEFAULT_CLOCK_SKEW_MARGIN: Duration = Duration::from_secs(2);
+/// Default of [`StoreConfigBuilder::clock_skew_margin`]: 0, Laravel's own takeover rule
+/// (`expires_at < now`), so every front on a table shares one rule (docs/semantics.md).
+pub const DEFAULT_CLOCK_SKEW_MARGIN: Duration = Duration::from_secs(0);
 /// Default of [`StoreConfigBuilder::attempt_timeout`].
 pub const DEFAULT_ATTEMPT_TIMEOUT: Duration = Duration::from_secs(3);
 
@@ -421,9 +422,10 @@ impl StoreConfigBuilder {
         self.cfg.attempt_timeout = Some(d);
         self
     }
-    /// How long past its `expires_at` a lock must be before ddblock takes it over (default 2 s):
-    /// a contender whose clock runs up to this much ahead of the holder's cannot take a live lock.
-    /// Laravel's own condition, with `:now` moved back by the margin. Whole seconds only (expiries
+    /// How long past its `expires_at` a lock must be before ddblock takes it over (default 0,
+    /// Laravel's own rule): a contender whose clock runs up to this much (plus the second of
+    /// expiry rounding) ahead of the holder's cannot take a live lock. Laravel's own condition,
+    /// with `:now` moved back by the margin; `Store::doctor` measures the clock offset. Whole seconds only (expiries
     /// are whole seconds): [`StoreConfigBuilder::build`] refuses a fraction with [`Error::Config`].
     pub fn clock_skew_margin(mut self, d: Duration) -> Self {
         self.cfg.clock_skew_margin = d;

@@ -31,9 +31,9 @@ pub mod store;
 pub mod time;
 
 pub use admin::{
-    CheckId, CheckStatus, CreateTableOptions, CreateTableReport, DoctorOptions, DoctorReport,
-    ItemKind, ScanItem, ScanOptions, ScanProgress, ScanReport, Scope, SweepOptions, SweepReport,
-    TableInfo, TtlState,
+    CheckId, CheckStatus, ClockReading, CreateTableOptions, CreateTableReport, DoctorOptions,
+    DoctorReport, ItemKind, ScanItem, ScanOptions, ScanProgress, ScanReport, Scope, SweepOptions,
+    SweepReport, TableInfo, TtlState,
 };
 pub use cache::{Consistency, ManyEntry};
 pub use cas::{CasOptions, CasOutcome, ConflictRetry, Versioned};
@@ -47,7 +47,7 @@ pub use holder::{redact_owner, Holder, StoredValue};
 pub use lock::{AcquireOutcome, Heartbeat, Lease, Lock, LockGuard, ReleaseOutcome, WorkError};
 pub use once::{Claim, ClaimOutcome, Once, OnceRun, OnceState, OnceStatus};
 pub use store::Store;
-pub use time::{Clock, SystemClock};
+pub use time::{Clock, ClockOffset, OffsetVerdict, SystemClock};
 
 /// Re-exported so callers can build their own client without a version mismatch.
 pub use aws_sdk_dynamodb;

@@ -380,7 +380,10 @@ impl Server {
             .lock_with_owner(
                 &s(&input["name"]),
                 input["ttl"].as_i64().expect("ttl"),
-                s(&input["owner"]),
+                // A null owner is Laravel's isOwnedBy(null): asked of a lock with any owner.
+                input["owner"]
+                    .as_str()
+                    .map_or_else(ddblock::lock::random_owner, str::to_owned),
             )
             .map_err(|e| e.to_string())?;
         if let Some(attempt) = input["attempt"].as_str() {
@@ -462,6 +465,11 @@ impl Server {
             "current_owner" => {
                 let holder = lock.current_holder().await.map_err(|e| e.to_string())?;
                 json!({ "holder": holder.as_ref().map(holder_json) })
+            }
+            // isOwnedBy(null): nobody owns the lock when it is free (Laravel's
+            // `getCurrentOwner() === null`); the core asks it as `!is_locked()`.
+            "is_owned_by" if input["owner"].is_null() => {
+                json!(!lock.is_locked().await.map_err(|e| e.to_string())?)
             }
             "is_owned_by" => json!(lock.is_owned().await.map_err(|e| e.to_string())?),
             other => return Err(format!("unknown operation {other}")),

@@ -104,8 +104,29 @@ async fn expired_lock_is_taken_over(server: Server) {
         !a.is_locked().await.unwrap(),
         "but reads as expired, like Laravel's get()"
     );
-    // Taken over only once expires_at < now - margin (2 s by default): a contender whose clock
+    // With the default margin (0, Laravel's rule) taken over once expires_at < now.
+    let c = store.lock("y", 10).unwrap();
+    assert!(c.acquire().await.unwrap().is_acquired());
+    env.clock.set(t + 21);
+    assert!(
+        store
+            .lock("y", 10)
+            .unwrap()
+            .acquire()
+            .await
+            .unwrap()
+            .is_acquired(),
+        "expires_at < now: taken over with the default margin"
+    );
+    // With a margin set, taken over only once expires_at < now - margin: a contender whose clock
     // runs up to 2 s ahead cannot cut the holder's lease short.
+    let store = env.store_with(
+        env.config()
+            .prefix("app_")
+            .layout(KeyLayout::Laravel12)
+            .clock_skew_margin(std::time::Duration::from_secs(2)),
+    );
+    let b = store.lock("x", 10).unwrap();
     env.clock.set(t + 12);
     match b.acquire().await.unwrap() {
         AcquireOutcome::Held(h) => {

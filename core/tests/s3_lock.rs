@@ -153,10 +153,29 @@ async fn the_lock_api_on_an_s3_bucket() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expired_lock_is_taken_over_not_left_forever() {
     let env = S3Env::new().await;
-    let store = env.store();
+    // With the default margin (0, Laravel's rule): taken over once `expires_at < now`.
+    let first = env.store().lock("first", 10).unwrap();
+    assert!(first.acquire().await.unwrap().is_acquired());
+    env.clock.advance(10);
+    let twin = env.store().lock("first", 10).unwrap();
+    assert!(
+        !twin.acquire().await.unwrap().is_acquired(),
+        "expires_at == now: held"
+    );
+    env.clock.advance(1);
+    assert!(
+        twin.acquire().await.unwrap().is_acquired(),
+        "expires_at < now: taken over"
+    );
+    // With a margin set (2 s): past its expiry but within the margin, still held.
+    let store = Store::new(
+        env.config()
+            .clock_skew_margin(Duration::from_secs(2))
+            .build()
+            .unwrap(),
+    );
     let a = store.lock("job", 10).unwrap();
     let fa = fence(&a.acquire().await.unwrap());
-    // Past its expiry but within the clock-skew margin (2 s): still held.
     env.clock.advance(11);
     assert!(!store
         .lock("job", 10)

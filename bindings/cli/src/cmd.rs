@@ -1,8 +1,8 @@
 //! Every command except `run`: call the core, print the outcome, pick the exit status.
 
 use ddblock::admin::{
-    CheckId, CheckStatus, CreateTableOptions, DoctorOptions, ItemKind, ScanItem, ScanOptions,
-    Scope, SweepOptions, TtlState,
+    CheckId, CheckStatus, ClockReading, CreateTableOptions, DoctorOptions, ItemKind, ScanItem,
+    ScanOptions, Scope, SweepOptions, TtlState,
 };
 use ddblock::format::input::ttl_from_str;
 use ddblock::{AcquireOutcome, Consistency, PhpValue, ReleaseOutcome, Store};
@@ -383,7 +383,13 @@ async fn sweep(store: &Store, cli: &Cli, a: &SweepArgs) -> ddblock::Result<i32> 
 }
 
 /// What to do about a check that is not ok (CLI wording: the core's report has the facts).
-fn fix(id: CheckId, status: CheckStatus, ttl: Option<&TtlState>, exp: &str) -> Option<String> {
+fn fix(
+    id: CheckId,
+    status: CheckStatus,
+    ttl: Option<&TtlState>,
+    clock: Option<ClockReading>,
+    exp: &str,
+) -> Option<String> {
     if matches!(status, CheckStatus::Ok | CheckStatus::Skipped) {
         return None;
     }
@@ -402,7 +408,30 @@ fn fix(id: CheckId, status: CheckStatus, ttl: Option<&TtlState>, exp: &str) -> O
         CheckId::DefaultTtlLocks => "see them with `ddblock list --locks`; if a holder is gone, `ddblock force-release NAME` (or `ddblock release NAME --owner OWNER`); release with ddblock so locks cannot stick".into(),
         CheckId::InvalidItems => "find what else writes to this table (`ddblock list --all`); ddblock leaves these items alone".into(),
         CheckId::Layout => "set --layout / DDBLOCK_LAYOUT to the PHP side's Laravel version (laravel8 for 8-10, laravel11, laravel12 for 12+) and --prefix / CACHE_PREFIX to the app's `config('cache.prefix')`; `ddblock list --all` shows every key".into(),
+        CheckId::Clock => match clock {
+            Some(ClockReading::Measured(o)) if status == CheckStatus::Fail => format!("synchronise this host's clock (NTP: chrony, systemd-timesyncd; on AWS the Amazon Time Sync Service), or raise --clock-skew-margin / DDBLOCK_CLOCK_SKEW_MARGIN to at least {} on every host that takes these locks (PHP: ddblock.clock_skew_margin)", o.margin_needed()),
+            _ => "run doctor again: more answers narrow the interval; keep the clock synchronised (NTP)".into(),
+        },
     })
+}
+
+/// The clock measurement of `doctor --json`: the offset interval (this host minus DynamoDB, in
+/// seconds) and the allowance, or why there is none.
+fn clock_json(reading: Option<ClockReading>, allowed: f64) -> Value {
+    match reading {
+        None => Value::Null,
+        Some(ClockReading::Measured(o)) => json!({
+            "offset": o.estimate(),
+            "low": o.low,
+            "high": o.high,
+            "answers": o.samples,
+            "allowed": allowed,
+        }),
+        Some(ClockReading::NoDate) => json!({"unmeasured": "no Date header", "allowed": allowed}),
+        Some(ClockReading::Inconsistent) => {
+            json!({"unmeasured": "the answers disagree", "allowed": allowed})
+        }
+    }
 }
 
 async fn doctor(store: &Store, cli: &Cli, a: &DoctorArgs) -> ddblock::Result<i32> {
@@ -426,7 +455,7 @@ async fn doctor(store: &Store, cli: &Cli, a: &DoctorArgs) -> ddblock::Result<i32
                     "id": k.id.as_str(),
                     "status": k.status.as_str(),
                     "detail": k.detail,
-                    "fix": fix(k.id, k.status, r.ttl.as_ref(), exp),
+                    "fix": fix(k.id, k.status, r.ttl.as_ref(), r.clock, exp),
                 })
             })
             .collect();
@@ -453,6 +482,7 @@ async fn doctor(store: &Store, cli: &Cli, a: &DoctorArgs) -> ddblock::Result<i32
             "checks": checks,
             "counts": counts,
             "default_ttl_locks": r.default_ttl_examples.iter().map(item_json).collect::<Vec<_>>(),
+            "clock": clock_json(r.clock, r.clock_allowed),
         }));
     } else {
         println!("table `{}` at {endpoint}", c.table());
@@ -463,7 +493,7 @@ async fn doctor(store: &Store, cli: &Cli, a: &DoctorArgs) -> ddblock::Result<i32
                 k.id.as_str(),
                 k.detail
             );
-            if let Some(f) = fix(k.id, k.status, r.ttl.as_ref(), exp) {
+            if let Some(f) = fix(k.id, k.status, r.ttl.as_ref(), r.clock, exp) {
                 println!("  {:<7} {:<17} fix: {f}", "", "");
             }
         }

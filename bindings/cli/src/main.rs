@@ -8,6 +8,7 @@ mod cmd;
 mod out;
 mod patterns;
 mod run;
+mod warn;
 
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -37,7 +38,7 @@ Configuration (a flag overrides the environment variable Laravel uses):
   --region    AWS_DEFAULT_REGION    (default: the AWS SDK's chain, else us-east-1)
   --prefix    CACHE_PREFIX          (default: Laravel's own, from APP_NAME and the layout)
   --layout    DDBLOCK_LAYOUT        (laravel8 | laravel11 | laravel12; default: laravel12)
-  --clock-skew-margin  DDBLOCK_CLOCK_SKEW_MARGIN  (whole seconds; default: 2)
+  --clock-skew-margin  DDBLOCK_CLOCK_SKEW_MARGIN  (whole seconds; default: 0)
   --backend   DDBLOCK_BACKEND       (where locks live: dynamodb | s3; default: dynamodb)
   --bucket    DDBLOCK_S3_BUCKET     (the bucket of the s3 backend; --endpoint serves it too)
 Credentials come from the AWS SDK's usual chain (AWS_ACCESS_KEY_ID, profiles, roles).
@@ -84,7 +85,7 @@ pub struct Global {
     /// Key layout of the Laravel version: laravel8 (8-10), laravel11, laravel12 (12+) [env: DDBLOCK_LAYOUT] [default: laravel12]
     #[arg(long, global = true, value_name = "LAYOUT")]
     pub layout: Option<String>,
-    /// Seconds an expired lock must be past its expiry before it is taken over, for clocks that disagree [env: DDBLOCK_CLOCK_SKEW_MARGIN] [default: 2]
+    /// Seconds an expired lock must be past its expiry before it is taken over, for clocks that disagree [env: DDBLOCK_CLOCK_SKEW_MARGIN] [default: 0]
     #[arg(long, global = true, value_name = "SECS")]
     pub clock_skew_margin: Option<String>,
     /// Where locks live: dynamodb (the table) or s3 (a bucket; --bucket) [env: DDBLOCK_BACKEND] [default: dynamodb]
@@ -461,6 +462,7 @@ impl Global {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    warn::init();
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

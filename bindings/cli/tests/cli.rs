@@ -776,6 +776,7 @@ fn doctor_checks_and_fixes(server: Server) {
             "checks",
             "counts",
             "default_ttl_locks",
+            "clock",
         ],
     );
     assert_eq!(
@@ -794,7 +795,8 @@ fn doctor_checks_and_fixes(server: Server) {
             "expired_items",
             "default_ttl_locks",
             "invalid_items",
-            "layout"
+            "layout",
+            "clock"
         ]
     );
     for c in checks {

@@ -1,7 +1,7 @@
 //! Clocks that disagree, across processes: one `ddblock` (or stock Laravel) process runs under
-//! Debian's `faketime` two seconds ahead of or behind the others. With the default clock-skew
-//! margin (2 s) no contender takes a lock over before its holder's lease ends by the holder's own
-//! clock; with margin 0, and with stock Laravel's `add()` (which has no margin), one does.
+//! Debian's `faketime` two seconds ahead of or behind the others. With a clock-skew margin of 2 s
+//! no contender takes a lock over before its holder's lease ends by the holder's own clock; with
+//! the default margin (0, Laravel's own rule), and with stock Laravel's `add()`, one does.
 
 mod common;
 
@@ -112,17 +112,21 @@ fn early_takeover(
 
 fn a_clock_two_seconds_off_does_not_cut_a_lease_short(server: Server) {
     let ctx = Ctx::new(server);
-    // A contender two seconds ahead, default margin: held.
+    // A contender two seconds ahead, margin 2: held.
     assert!(!early_takeover(&ctx, 0, 2, |name| acquire(
         &ctx,
         Some("+2s"),
-        None,
+        Some("2"),
         name,
         TTL
     )));
     // A holder two seconds behind writes an expiry two seconds early; still held.
     assert!(!early_takeover(&ctx, -2, 0, |name| acquire(
-        &ctx, None, None, name, TTL
+        &ctx,
+        None,
+        Some("2"),
+        name,
+        TTL
     )));
 }
 
@@ -139,12 +143,9 @@ fn without_the_margin_a_fast_clock_takes_over_early(server: Server) {
         name,
         TTL
     )));
+    // The default margin is 0 (Laravel's own rule): the same as `--clock-skew-margin 0`.
     assert!(early_takeover(&ctx, -3, 0, |name| acquire(
-        &ctx,
-        None,
-        Some("0"),
-        name,
-        TTL
+        &ctx, None, None, name, TTL
     )));
 }
 
@@ -258,8 +259,110 @@ fn workers_with_one_clock_two_seconds_off_never_overlap(server: Server) {
     assert_eq!(ahead, 0, "a worker 2 s ahead overlapped another");
 }
 
+/// `ddblock --json doctor --no-scan` under `faketime -f SKEW` (none when `None`): the exit status
+/// and the report.
+fn doctor(ctx: &Ctx, skew: Option<&str>, margin: Option<&str>) -> (i32, Value) {
+    let mut args = vec!["--json"];
+    if let Some(m) = margin {
+        args.extend(["--clock-skew-margin", m]);
+    }
+    args.extend(["doctor", "--no-scan"]);
+    let out = ddblock(ctx, skew, &args)
+        .output()
+        .expect("run ddblock doctor");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "no JSON from ddblock doctor ({e}); stderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code().expect("exit status"), v)
+}
+
+fn clock_check(report: &Value) -> (&str, &str) {
+    let c = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "clock")
+        .expect("a clock check");
+    (c["status"].as_str().unwrap(), c["detail"].as_str().unwrap())
+}
+
+/// `doctor` measures this host's clock against the server's `Date` headers: in sync it passes; a
+/// clock 5 s ahead (faketime) is proven beyond the ±0.5 s the default margin allows and fails the
+/// check and the command; a clock 1 s ahead passes with a margin of 2 (±1.5 s).
+fn doctor_measures_a_clock_past_the_margin(server: Server) {
+    let ctx = Ctx::new(server);
+    let (code, r) = doctor(&ctx, None, None);
+    assert_eq!(clock_check(&r), ("ok", clock_check(&r).1), "{r}");
+    assert_eq!(code, 0, "{r}");
+    let low = r["clock"]["low"].as_f64().unwrap();
+    let high = r["clock"]["high"].as_f64().unwrap();
+    assert!(low <= 0.0 && 0.0 <= high, "in sync: {r}");
+    assert_eq!(r["clock"]["allowed"], 0.5);
+
+    let (code, r) = doctor(&ctx, Some("+5s"), None);
+    let (status, detail) = clock_check(&r);
+    assert_eq!(status, "fail", "{detail}");
+    assert!(
+        detail.contains("s ahead of DynamoDB's (between +"),
+        "{detail}"
+    );
+    assert!(
+        detail.ends_with("; allowed ±0.5 s with margin 0"),
+        "{detail}"
+    );
+    let fix = r["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "clock")
+        .unwrap()["fix"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        fix.contains("to at least 9 ") || fix.contains("to at least 10 "),
+        "{fix}"
+    );
+    assert_ne!(code, 0, "a failed clock check fails doctor");
+    let low = r["clock"]["low"].as_f64().unwrap();
+    assert!((4.0..=5.1).contains(&low), "{r}");
+    assert_eq!(r["healthy"], false);
+
+    let (_, r) = doctor(&ctx, Some("-5s"), None);
+    assert_eq!(clock_check(&r).0, "fail", "{r}");
+    assert!(clock_check(&r).1.contains("s behind DynamoDB's"), "{r}");
+
+    let (code, r) = doctor(&ctx, Some("+1s"), Some("2"));
+    assert_eq!(clock_check(&r).0, "ok", "a margin of 2 allows ±1.5 s: {r}");
+    assert_eq!(code, 0, "{r}");
+
+    // A lock request's answer shows the same: the acquire warns once on stderr (and still works).
+    let name = unique("warned");
+    let out = ddblock(&ctx, Some("+5s"), &["acquire", &name, "--ttl", "5"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(
+        err.matches("ddblock: warning: this host's clock is")
+            .count(),
+        1,
+        "{err}"
+    );
+    assert!(err.contains("ahead of the server's"), "{err}");
+    let out = ddblock(&ctx, None, &["acquire", &unique("in-sync"), "--ttl", "5"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("clock"), "no warning in sync: {err}");
+}
+
 on_servers!(
     sync a_clock_two_seconds_off_does_not_cut_a_lease_short,
+    doctor_measures_a_clock_past_the_margin,
     without_the_margin_a_fast_clock_takes_over_early,
     stock_laravel_two_seconds_ahead_takes_over_early,
     workers_with_one_clock_two_seconds_off_never_overlap,

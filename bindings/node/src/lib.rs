@@ -7,7 +7,7 @@
 use std::future::Future;
 use std::time::Duration;
 
-use ddblock::admin::{CreateTableOptions, DoctorOptions, ScanOptions, TtlState};
+use ddblock::admin::{ClockReading, CreateTableOptions, DoctorOptions, ScanOptions, TtlState};
 use ddblock::format::input::{timeout_from_secs_f64, Amount};
 use ddblock::{ErrorKind, Heartbeat, KeyLayout, LockBackendKind, StoreConfig};
 use napi::bindgen_prelude::{PromiseRaw, Result};
@@ -56,7 +56,7 @@ pub struct StoreOptions {
     pub attempt_timeout_ms: Option<f64>,
     /// Attempts per request including the first (default 3).
     pub max_attempts: Option<u32>,
-    /// How long past its expiry a lock must be before it is taken over, in ms (default 2000).
+    /// How long past its expiry a lock must be before it is taken over, in ms (default 0: Laravel's own rule).
     pub clock_skew_margin_ms: Option<f64>,
     /// How often `withLock`'s heartbeat refreshes the lock, in ms (default: a third of the ttl).
     pub heartbeat_interval_ms: Option<f64>,
@@ -349,6 +349,29 @@ impl Store {
                 .collect(),
             table_status: r.table_status.clone(),
             ttl: r.ttl.as_ref().map(ttl_state),
+            clock: r.clock.map(|reading| {
+                let mut c = ClockCheck {
+                    allowed: r.clock_allowed,
+                    offset: None,
+                    low: None,
+                    high: None,
+                    answers: None,
+                    unmeasured: None,
+                };
+                match reading {
+                    ClockReading::Measured(o) => {
+                        c.offset = Some(o.estimate());
+                        c.low = Some(o.low);
+                        c.high = Some(o.high);
+                        c.answers = Some(o.samples);
+                    }
+                    ClockReading::NoDate => c.unmeasured = Some("no Date header".into()),
+                    ClockReading::Inconsistent => {
+                        c.unmeasured = Some("the answers disagree".into())
+                    }
+                }
+                c
+            }),
         })
     }
 }
@@ -425,6 +448,25 @@ pub struct DoctorReport {
     pub table_status: Option<String>,
     /// The TTL setting, absent when the table does not exist.
     pub ttl: Option<Ttl>,
+    /// This host's clock offset to DynamoDB's, from the `Date` headers of its answers.
+    pub clock: Option<ClockCheck>,
+}
+
+/// This host's clock minus DynamoDB's, in seconds: an interval, since `Date` has whole seconds.
+#[napi(object)]
+pub struct ClockCheck {
+    /// The middle of the interval.
+    pub offset: Option<f64>,
+    /// The smallest offset the answers allow.
+    pub low: Option<f64>,
+    /// The largest offset the answers allow.
+    pub high: Option<f64>,
+    /// How many answers were intersected.
+    pub answers: Option<u32>,
+    /// Why there is no measurement (`no Date header`, `the answers disagree`).
+    pub unmeasured: Option<String>,
+    /// The offset the clock-skew margin allows: (margin + 1) / 2 seconds.
+    pub allowed: f64,
 }
 
 /// Who holds a lock.

@@ -25,13 +25,14 @@ return [
     |--------------------------------------------------------------------------
     |
     | An expired lock is taken over only once its expires_at is more than
-    | this many seconds in the past by this server's clock, so a server
-    | whose clock runs up to that much ahead cannot take a lock its holder
-    | still has. The same default (2) as every other ddblock front; keep
-    | clocks in sync (NTP) well within it. A whole number, 0 or more.
+    | this many seconds in the past by this server's clock. The default, 0,
+    | is Laravel's own rule (expires_at < now) and every ddblock front's, so
+    | one table has one takeover rule. Set it above the clock skew you fear
+    | on every front alike; `php artisan ddblock:doctor` measures this
+    | server's offset to DynamoDB's clock. A whole number, 0 or more.
     |
     */
 
-    'clock_skew_margin' => env('DDBLOCK_CLOCK_SKEW_MARGIN', 2),
+    'clock_skew_margin' => env('DDBLOCK_CLOCK_SKEW_MARGIN', 0),
 
 ];

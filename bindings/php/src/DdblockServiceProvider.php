@@ -11,8 +11,9 @@ use Illuminate\Support\ServiceProvider;
  * Registers the `ddblock` cache driver and, unless `ddblock.takeover_dynamodb` is false (env
  * `DDBLOCK_TAKEOVER_DYNAMODB=false`), builds every `dynamodb` store with it too; every store it
  * builds takes over expired locks with the clock-skew margin `ddblock.clock_skew_margin` (env
- * `DDBLOCK_CLOCK_SKEW_MARGIN`, default 2 s). Auto-discovered through `extra.laravel.providers` in
- * composer.json.
+ * `DDBLOCK_CLOCK_SKEW_MARGIN`, default 0: Laravel's own rule). Auto-discovered through `extra.laravel.providers` in
+ * composer.json. In the console it also registers the Artisan commands `ddblock:status`,
+ * `ddblock:release` and `ddblock:doctor`.
  */
 class DdblockServiceProvider extends ServiceProvider
 {
@@ -38,15 +39,24 @@ class DdblockServiceProvider extends ServiceProvider
     }
 
     /**
-     * Offer the config file to `php artisan vendor:publish --tag=ddblock-config`.
+     * Offer the config file to `php artisan vendor:publish --tag=ddblock-config`, and register the
+     * Artisan commands `ddblock:status`, `ddblock:release` and `ddblock:doctor` (docs/php.md).
      *
      * @return void
      */
     public function boot()
     {
-        if ($this->app->runningInConsole() && method_exists($this->app, 'configPath')) {
+        if (! $this->app->runningInConsole()) {
+            return;
+        }
+        if (method_exists($this->app, 'configPath')) {
             $this->publishes([self::configFile() => $this->app->configPath('ddblock.php')], 'ddblock-config');
         }
+        $this->commands([
+            Console\StatusCommand::class,
+            Console\ReleaseCommand::class,
+            Console\DoctorCommand::class,
+        ]);
     }
 
     /**

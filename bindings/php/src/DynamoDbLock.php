@@ -40,6 +40,14 @@ class DynamoDbLock extends Lock
     protected $fence = null;
 
     /**
+     * True while `block()` waits: then an acquire whose outcome was unknown, and whose clean-up
+     * left nothing of this call's behind, is a "not yet" and the wait goes on.
+     *
+     * @var bool
+     */
+    protected $blocking = false;
+
+    /**
      * Create a new lock instance.
      *
      * @param  \Ddblock\Laravel\DynamoDbStore  $dynamo
@@ -87,17 +95,58 @@ class DynamoDbLock extends Lock
      */
     public function acquire(): bool
     {
-        $lease = $this->dynamo->acquireLock(
-            $this->name,
-            $this->owner,
-            $this->seconds > 0 ? $this->seconds : DynamoDbStore::DEFAULT_LOCK_SECONDS
-        );
+        try {
+            $lease = $this->dynamo->acquireLock(
+                $this->name,
+                $this->owner,
+                $this->seconds > 0 ? $this->seconds : DynamoDbStore::DEFAULT_LOCK_SECONDS
+            );
+        } catch (OutcomeUnknownException $e) {
+            // Inside block(): the clean-up found or deleted this call's write, so nothing of ours
+            // holds the lock and waiting on is safe (the core's wait does the same within its
+            // deadline). A failed clean-up may have left our write holding the lock: that throws.
+            if ($this->blocking && ! $e->lockMayBeHeld()) {
+                return false;
+            }
+            throw $e;
+        }
         if ($lease === null) {
             return false;
         }
         $this->fence = $lease['fence'];
 
         return true;
+    }
+
+    /**
+     * Attempt to acquire the lock for up to `$seconds`: the installed Laravel's own `block()`
+     * loop (its sleeps and its `LockTimeoutException`), with one difference. An attempt whose
+     * outcome stayed unknown and whose clean-up left nothing behind counts as "not acquired yet"
+     * and the wait goes on until its deadline; `acquire()` and `get()` without a wait still throw
+     * `OutcomeUnknownException`. A clean-up that failed throws here too: the lock may be held by
+     * this call's write until it expires.
+     *
+     * @param  int  $seconds
+     * @param  callable|null  $callback
+     * @return mixed
+     *
+     * @throws \Illuminate\Contracts\Cache\LockTimeoutException
+     */
+    public function block($seconds, $callback = null)
+    {
+        $this->blocking = true;
+        // Laravel's block() runs the callback (and releases after it) once acquired: the wait is
+        // over by then.
+        $inner = is_callable($callback) ? function () use ($callback) {
+            $this->blocking = false;
+
+            return $callback();
+        } : $callback;
+        try {
+            return parent::block($seconds, $inner);
+        } finally {
+            $this->blocking = false;
+        }
     }
 
     /**

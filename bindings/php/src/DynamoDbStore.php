@@ -34,10 +34,11 @@ class DynamoDbStore extends LaravelDynamoDbStore
     public const DEFAULT_LOCK_SECONDS = 86400;
 
     /**
-     * The default clock-skew margin, in seconds: a lock is taken over only once
-     * `expires_at < now - margin` (the Rust core's default too).
+     * The default clock-skew margin, in seconds: 0, Laravel's own takeover rule (`expires_at <
+     * now`), so PHP, Rust, Python and Node share one rule on a table (the Rust core's default
+     * too). A lock is taken over only once `expires_at < now - margin`; see docs/semantics.md.
      */
-    public const DEFAULT_CLOCK_SKEW_MARGIN = 2;
+    public const DEFAULT_CLOCK_SKEW_MARGIN = 0;
 
     /**
      * ddblock's fencing token on a lock item (N); Laravel neither reads nor writes it.
@@ -123,6 +124,10 @@ class DynamoDbStore extends LaravelDynamoDbStore
         foreach (get_object_vars($store) as $property => $value) {
             $copy->{$property} = $value;
         }
+        // Log a warning (at most once a minute per store) when DynamoDB's answer to a request
+        // that carries this host's clock (`:now`: acquire, refresh, add) proves it beyond the
+        // margin's allowance, (margin + 1) / 2 s; see ClockSkewWarning and docs/semantics.md.
+        ClockSkewWarning::attach($copy->dynamo, [$copy, 'clockSkewMargin'], sprintf('table `%s`', $copy->table));
 
         return $copy;
     }
@@ -159,7 +164,7 @@ class DynamoDbStore extends LaravelDynamoDbStore
     /**
      * The clock-skew margin in seconds: an expired lock is taken over only once
      * `expires_at < now - margin`, so a contender whose clock runs up to that much ahead cannot
-     * cut a live lease short (config `ddblock.clock_skew_margin`, default 2).
+     * cut a live lease short (config `ddblock.clock_skew_margin`, default 0: Laravel's rule).
      */
     public function clockSkewMargin(): int
     {
@@ -684,7 +689,9 @@ class DynamoDbStore extends LaravelDynamoDbStore
     public function lockIsOwnedBy($name, $owner): bool
     {
         if ($owner === null) {
-            return false;
+            // Laravel's isOwnedBy() is `getCurrentOwner() === $owner`: null "owns" a free or
+            // expired lock (Laravel 11+'s lock tests, testOtherOwnerDoesNotOwnLockAfterRestore).
+            return $this->lockOwner($name) === null;
         }
         $item = $this->consistentItem($name, 'read the owner of', $owner);
 

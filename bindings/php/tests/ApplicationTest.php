@@ -122,7 +122,7 @@ final class ApplicationTest extends TestCase
     {
         $margin = static fn (): int => Cache::store('dynamodb')->getStore()->clockSkewMargin();
         TestApp::boot(TestApp::cacheConfig(self::endpoint('moto'), self::tableName()));
-        $this->assertSame(2, $margin(), 'the default, as every ddblock front');
+        $this->assertSame(0, $margin(), "the default, Laravel's own rule, as every ddblock front");
         TestApp::boot(TestApp::cacheConfig(self::endpoint('moto'), self::tableName()), ['clock_skew_margin' => 5]);
         $this->assertSame(5, $margin(), 'config/ddblock.php');
         putenv('DDBLOCK_CLOCK_SKEW_MARGIN=0');

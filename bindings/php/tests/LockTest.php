@@ -6,7 +6,6 @@ namespace Ddblock\Laravel\Tests;
 
 use Aws\DynamoDb\Exception\DynamoDbException;
 use Ddblock\Laravel\DynamoDbLock;
-use Ddblock\Laravel\DynamoDbStore;
 use Ddblock\Laravel\LockException;
 use Ddblock\Laravel\OutcomeUnknownException;
 use Ddblock\Laravel\Tests\Support\Recorder;
@@ -110,6 +109,78 @@ final class LockTest extends TestCase
         $this->assertTrue($restored->refresh(20));
         $this->assertTrue($restored->release());
         $this->assertNull(self::item($client, $table, $key));
+    }
+
+    /**
+     * Every public Lock method with a null owner and with a numeric owner, asked of stock Laravel
+     * (the installed version's own DynamoDbLock) and of the driver on the same items. They answer
+     * alike, except where the driver fixes Laravel on purpose: a numeric owner, stored as N and
+     * read back as an int, owns and can release its lock (docs/php.md, "Owners").
+     *
+     * @dataProvider servers
+     */
+    public function testNullAndNumericOwnersAnswerAsTheInstalledLaravelDoes(string $server): void
+    {
+        $client = self::client($server);
+        $table = $this->tableFor($server);
+        $layout = self::layouts()[0];
+        $stores = [
+            'stock' => self::stockStore($layout, $client, $table),
+            'driver' => self::driverStore($layout, $client, $table),
+        ];
+        $current = static fn ($lock) => (fn () => $this->getCurrentOwner())->call($lock);
+        // The owner a method compares, as Laravel's isOwnedBy() does: `getCurrentOwner() === $owner`
+        // (8.x has no public isOwnedBy(); its protected isOwnedByCurrentProcess() is the same test).
+        $ownedBy = static fn ($lock, $owner) => ($lock instanceof DynamoDbLock || method_exists($lock, 'isOwnedBy'))
+            ? $lock->isOwnedBy($owner) : $current($lock) === $owner;
+        $answers = [];
+        foreach ($stores as $who => $store) {
+            $a = [];
+            $name = "owners-$who";
+            $free = $store->lock($name, 10);
+            $this->assertIsString($free->owner(), 'a null owner becomes a random one');
+            $this->assertSame(16, strlen($free->owner()));
+            $this->assertNotSame($free->owner(), $store->restoreLock($name, null)->owner());
+            $a['free: getCurrentOwner()'] = $current($free);
+            $a['free: isOwnedBy(null)'] = $ownedBy($free, null);
+            $this->assertTrue($free->get());
+            $a['held: isOwnedBy(null)'] = $ownedBy($free, null);
+            $a['held: getCurrentOwner() is the owner'] = $current($free) === $free->owner();
+            $this->assertTrue($free->release());
+            $expired = $store->lock($name, 1, 'someone');
+            $this->assertTrue($expired->get());
+            $client->updateItem([
+                'TableName' => $table,
+                'Key' => ['key' => ['S' => self::lockKey($layout, 'app_', $name)]],
+                'UpdateExpression' => 'SET expires_at = :past',
+                'ExpressionAttributeValues' => [':past' => ['N' => (string) (time() - 5)]],
+            ]);
+            $a['expired: isOwnedBy(null)'] = $ownedBy($expired, null);
+            $a['expired: getCurrentOwner()'] = $current($expired);
+            $a['expired: get() by another'] = $store->lock($name, 10)->get();
+
+            $numeric = $store->lock("numeric-$who", 10, '12345');
+            $a['numeric: get()'] = $numeric->get();
+            $item = self::item($client, $table, self::lockKey($layout, 'app_', "numeric-$who"));
+            $a['numeric: stored as'] = array_keys($item['value']);
+            $a['numeric: getCurrentOwner()'] = $current($numeric);
+            $a['numeric: isOwnedBy(12345 as string)'] = $ownedBy($numeric, '12345');
+            $a['numeric: release()'] = $store->restoreLock("numeric-$who", '12345')->release();
+            $store->lock("numeric-$who")->forceRelease();
+            $answers[$who] = $a;
+        }
+        $fixed = ['numeric: isOwnedBy(12345 as string)', 'numeric: release()'];
+        foreach ($answers['stock'] as $what => $stock) {
+            if (in_array($what, $fixed, true)) {
+                $this->assertFalse($stock, "stock: $what");
+                $this->assertTrue($answers['driver'][$what], "driver: $what");
+            } else {
+                $this->assertSame($stock, $answers['driver'][$what], "$what on Laravel " . self::laravel());
+            }
+        }
+        $this->assertTrue($answers['driver']['free: isOwnedBy(null)']);
+        $this->assertFalse($answers['driver']['held: isOwnedBy(null)']);
+        $this->assertTrue($answers['driver']['expired: isOwnedBy(null)']);
     }
 
     /** @dataProvider servers */
@@ -222,8 +293,9 @@ final class LockTest extends TestCase
         $client = self::client($server);
         $table = $this->tableFor($server);
         $layout = self::layouts()[0];
-        $store = self::driverStore($layout, $client, $table);
-        $this->assertSame(DynamoDbStore::DEFAULT_CLOCK_SKEW_MARGIN, $store->clockSkewMargin());
+        $default = self::driverStore($layout, $client, $table);
+        $this->assertSame(0, $default->clockSkewMargin(), "the default is Laravel's own rule");
+        $store = (clone $default)->setClockSkewMargin(2);
         $key = self::lockKey($layout, 'app_', 'margin');
         $expiredAgo = function (int $seconds) use ($client, $table, $key): void {
             $client->putItem(['TableName' => $table, 'Item' => [
@@ -244,9 +316,9 @@ final class LockTest extends TestCase
         $lock = $store->lock('margin', 10);
         $this->assertTrue($lock->get(), 'expired 3 s ago: taken over');
         $this->assertTrue($lock->release());
-        // A margin of 0 is Laravel's condition.
+        // The default margin, 0, is Laravel's condition.
         $expiredAgo(1);
-        $this->assertTrue((clone $store)->setClockSkewMargin(0)->lock('margin', 10)->get(), 'margin 0');
+        $this->assertTrue($default->lock('margin', 10)->get(), 'margin 0');
         try {
             $store->setClockSkewMargin(-1);
             $this->fail('a negative margin was accepted');

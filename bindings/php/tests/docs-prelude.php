@@ -19,7 +19,10 @@ ddblock_require_aws_sdk();
 ddblock_register_driver_autoloader();
 require_once __DIR__ . '/Support/TestApp.php';
 
-Ddblock\Laravel\Tests\Support\TestApp::boot(Ddblock\Laravel\Tests\Support\TestApp::cacheConfig(
-    (string) getenv('DDBLOCK_DOCS_ENDPOINT'),
-    (string) getenv('DDBLOCK_DOCS_TABLE')
+// With its console kernel, so that blocks can run the package's Artisan commands (Artisan::call()).
+Ddblock\Laravel\Tests\Support\TestApp::console(Ddblock\Laravel\Tests\Support\TestApp::boot(
+    Ddblock\Laravel\Tests\Support\TestApp::cacheConfig(
+        (string) getenv('DDBLOCK_DOCS_ENDPOINT'),
+        (string) getenv('DDBLOCK_DOCS_TABLE')
+    )
 ));

@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use ddblock::admin::{CreateTableReport, DoctorReport, TtlState};
+use ddblock::admin::{ClockReading, CreateTableReport, DoctorReport, TtlState};
 use ddblock::codec::{Limits, ObjectKind};
 use ddblock::format::input::{ttl_from_f64, Amount};
 use ddblock::{Error, Holder, ManyEntry, PhpKey, PhpObject, PhpValue};
@@ -353,6 +353,28 @@ impl<'py> IntoPyObject<'py> for Doctor {
         d.set_item("checks", checks)?;
         d.set_item("table_status", &r.table_status)?;
         d.set_item("billing_mode", &r.billing_mode)?;
+        // This host's clock minus DynamoDB's, in seconds (an interval: `Date` has whole seconds).
+        let clock = match r.clock {
+            None => None,
+            Some(reading) => {
+                let cd = PyDict::new(py);
+                cd.set_item("allowed", r.clock_allowed)?;
+                match reading {
+                    ClockReading::Measured(o) => {
+                        cd.set_item("offset", o.estimate())?;
+                        cd.set_item("low", o.low)?;
+                        cd.set_item("high", o.high)?;
+                        cd.set_item("answers", o.samples)?;
+                    }
+                    ClockReading::NoDate => cd.set_item("unmeasured", "no Date header")?,
+                    ClockReading::Inconsistent => {
+                        cd.set_item("unmeasured", "the answers disagree")?
+                    }
+                }
+                Some(cd)
+            }
+        };
+        d.set_item("clock", clock)?;
         d.set_item("ttl", r.ttl.as_ref().map(|t| ttl_state(py, t)).transpose()?)?;
         let counts = match &r.counts {
             Some(c) => {

@@ -384,7 +384,8 @@ async fn expired_lock_taken_over_both_ways(t: Interop) {
         assert!(!early.acquired, "PHP took Rust's live lock");
     }
 
-    // PHP takes over at `expires_at < now`; ddblock waits out its clock-skew margin (2 s) too.
+    // PHP takes over at `expires_at < now`; ddblock waits out its clock-skew margin too (0 by
+    // default: the same rule).
     let margin = ddblock::config::DEFAULT_CLOCK_SKEW_MARGIN.as_secs() as i64;
     sleep_until_after(php_exp.max(rust_exp) + margin).await;
 

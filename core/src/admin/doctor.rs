@@ -1,21 +1,28 @@
 //! Health checks: [`Store::doctor`] and its report.
 
 use std::sync::Mutex;
+use std::time::Duration;
 
 use super::layout_check::LayoutTally;
 #[cfg(doc)]
 use super::scan::Scope;
 use super::scan::{ItemKind, ScanItem, ScanOptions, ScanProgress};
-use crate::dynamo::TtlState;
+use crate::dynamo::{ClockReading, TtlState};
 use crate::error::{Error, Result};
 use crate::format::input::DEFAULT_LOCK_TTL_SECS;
 use crate::store::Store;
+use crate::time::{allowed_offset, OffsetVerdict};
 
 /// Default of [`DoctorOptions::min_remaining_secs`]: a live lock with more than an hour left counts
 /// as a ttl-0 (86400 s) lock.
 pub const DEFAULT_LONG_LOCK_SECS: i64 = 3600;
 /// Clock skew allowed above 86400 s by the ttl-0 lock heuristic.
 pub const DEFAULT_TTL_SKEW_SECS: i64 = 60;
+/// Default of [`DoctorOptions::clock_answers`]: answers whose `Date` headers measure the clock.
+pub const DEFAULT_CLOCK_ANSWERS: u32 = 5;
+/// Time between the clock measurement's requests: five of them fall at different points of a
+/// second, which narrows what their whole-second `Date` headers show.
+const CLOCK_SPACING: Duration = Duration::from_millis(230);
 
 /// Options of [`Store::doctor`].
 #[derive(Debug, Clone)]
@@ -23,6 +30,7 @@ pub struct DoctorOptions {
     scan: Option<ScanOptions>,
     min_remaining_secs: i64,
     examples: usize,
+    clock_answers: u32,
 }
 
 impl Default for DoctorOptions {
@@ -31,6 +39,7 @@ impl Default for DoctorOptions {
             scan: Some(ScanOptions::default()),
             min_remaining_secs: DEFAULT_LONG_LOCK_SECS,
             examples: 10,
+            clock_answers: DEFAULT_CLOCK_ANSWERS,
         }
     }
 }
@@ -56,6 +65,12 @@ impl DoctorOptions {
         self.examples = n;
         self
     }
+    /// How many DescribeTable answers measure the clock offset (default 5, about a second);
+    /// 0 skips the clock check.
+    pub fn clock_answers(mut self, n: u32) -> Self {
+        self.clock_answers = n;
+        self
+    }
 }
 
 /// What a doctor check looked at.
@@ -75,10 +90,13 @@ pub enum CheckId {
     InvalidItems,
     /// Keys another Laravel version's layout would write (the layout setting looks wrong).
     Layout,
+    /// This host's clock offset to DynamoDB's, against the clock-skew margin.
+    Clock,
 }
 
 impl CheckId {
-    /// `table`, `key_schema`, `ttl`, `expired_items`, `default_ttl_locks`, `invalid_items`, `layout`.
+    /// `table`, `key_schema`, `ttl`, `expired_items`, `default_ttl_locks`, `invalid_items`,
+    /// `layout`, `clock`.
     pub fn as_str(self) -> &'static str {
         match self {
             CheckId::Table => "table",
@@ -88,6 +106,7 @@ impl CheckId {
             CheckId::DefaultTtlLocks => "default_ttl_locks",
             CheckId::InvalidItems => "invalid_items",
             CheckId::Layout => "layout",
+            CheckId::Clock => "clock",
         }
     }
 }
@@ -171,6 +190,10 @@ pub struct DoctorReport {
     pub default_ttl_examples: Vec<ScanItem>,
     /// The time used for expiry decisions.
     pub now: i64,
+    /// What the clock measurement found, `None` when it was skipped.
+    pub clock: Option<ClockReading>,
+    /// The offset allowed for the configured clock-skew margin ([`allowed_offset`]), seconds.
+    pub clock_allowed: f64,
 }
 
 impl DoctorReport {
@@ -200,6 +223,11 @@ impl Store {
     /// Locks with more than a day left were taken with a longer explicit ttl and do not count.
     /// Expired locks do not count either: they no longer block anyone (`acquire` takes them over).
     ///
+    /// The clock check measures this host's offset to DynamoDB's clock from the `Date` headers of
+    /// [`DoctorOptions::clock_answers`] DescribeTable answers (`time::ClockOffset`): ok when it is
+    /// proven within [`crate::time::allowed_offset`] of the clock-skew margin, fail when proven
+    /// beyond, warn when the whole-second headers cannot tell.
+    ///
     /// A missing table is a failed check, not an error; a request that fails for another reason
     /// (network, permissions on DescribeTable) is an error.
     pub async fn doctor(
@@ -217,6 +245,22 @@ impl Store {
             counts: None,
             default_ttl_examples: Vec::new(),
             now,
+            clock: None,
+            clock_allowed: allowed_offset(c.clock_skew_margin()),
+        };
+        let clock_check = if opts.clock_answers == 0 {
+            Check {
+                id: CheckId::Clock,
+                status: CheckStatus::Skipped,
+                detail: "the clock measurement was turned off".to_owned(),
+            }
+        } else {
+            let reading = self
+                .table()
+                .measure_clock(opts.clock_answers, CLOCK_SPACING)
+                .await;
+            report.clock = Some(reading);
+            clock_check(reading, c.clock_skew_margin())
         };
         let skipped = |id, why: &str| Check {
             id,
@@ -242,6 +286,7 @@ impl Store {
                 ] {
                     report.checks.push(skipped(id, why));
                 }
+                report.checks.push(clock_check);
                 return Ok(report);
             }
             Err(e) => return Err(e),
@@ -320,6 +365,7 @@ impl Store {
             ] {
                 report.checks.push(skipped(id, why));
             }
+            report.checks.push(clock_check);
             return Ok(report);
         };
         let max_remaining = DEFAULT_LOCK_TTL_SECS + DEFAULT_TTL_SKEW_SECS;
@@ -422,8 +468,59 @@ impl Store {
             },
         });
         report.checks.push(layout.check(scanned));
+        report.checks.push(clock_check);
         report.counts = Some(counts);
         report.default_ttl_examples = examples;
         Ok(report)
+    }
+}
+
+/// The clock check: this host's offset to DynamoDB's clock against the offset the margin allows.
+fn clock_check(reading: ClockReading, margin: Duration) -> Check {
+    // Worded as the PHP driver's `php artisan ddblock:doctor` words it (ClockOffset::describe).
+    let allowed = format!("{:.2}", allowed_offset(margin));
+    let allowed = allowed.trim_end_matches('0').trim_end_matches('.');
+    let rule = format!("allowed ±{allowed} s with margin {}", margin.as_secs());
+    let (status, detail) = match reading {
+        ClockReading::NoDate => (
+            CheckStatus::Unknown,
+            format!("no answer carried a Date header, so the offset is unknown; {rule}"),
+        ),
+        ClockReading::Inconsistent => (
+            CheckStatus::Warn,
+            format!(
+                "the Date headers of the answers contradict each other (no offset fits them \
+                 all): was the clock stepped while measuring?; {rule}"
+            ),
+        ),
+        ClockReading::Measured(o) => {
+            let e = o.estimate();
+            let place = if e.abs() < 0.005 {
+                "this host's clock agrees with DynamoDB's".to_owned()
+            } else {
+                let side = if e > 0.0 { "ahead of" } else { "behind" };
+                format!("this host's clock is {:.2} s {side} DynamoDB's", e.abs())
+            };
+            let answers = match o.samples {
+                1 => "1 answer".to_owned(),
+                n => format!("{n} answers"),
+            };
+            let detail = format!(
+                "{place} (between {:+.2} and {:+.2} s over {answers}; the Date header has whole \
+                 seconds); {rule}",
+                o.low, o.high
+            );
+            let status = match o.verdict(allowed_offset(margin)) {
+                OffsetVerdict::Within => CheckStatus::Ok,
+                OffsetVerdict::Undecided => CheckStatus::Warn,
+                OffsetVerdict::Beyond => CheckStatus::Fail,
+            };
+            (status, detail)
+        }
+    };
+    Check {
+        id: CheckId::Clock,
+        status,
+        detail,
     }
 }

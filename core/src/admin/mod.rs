@@ -16,10 +16,10 @@ mod scan;
 mod sweep;
 mod table;
 
-pub use crate::dynamo::{TableInfo, TtlState};
+pub use crate::dynamo::{ClockReading, TableInfo, TtlState};
 pub use doctor::{
-    Check, CheckId, CheckStatus, DoctorOptions, DoctorReport, ItemCounts, DEFAULT_LONG_LOCK_SECS,
-    DEFAULT_TTL_SKEW_SECS,
+    Check, CheckId, CheckStatus, DoctorOptions, DoctorReport, ItemCounts, DEFAULT_CLOCK_ANSWERS,
+    DEFAULT_LONG_LOCK_SECS, DEFAULT_TTL_SKEW_SECS,
 };
 pub use scan::{
     looks_like_generated_owner, ItemKind, ScanItem, ScanOptions, ScanProgress, ScanReport, Scope,

@@ -9,6 +9,7 @@ mod attr;
 mod batch;
 mod cas;
 mod client;
+mod date;
 mod error;
 mod once;
 mod request;
@@ -25,6 +26,7 @@ use crate::config::StoreConfig;
 use crate::error::Result;
 
 pub(crate) use cas::CasWrite;
+pub use date::ClockReading;
 pub(crate) use once::{ClaimAdd, Conditional};
 pub(crate) use request::{DeleteIfValue, TakeLock};
 pub(crate) use scan::{ScanFilter, StartKey};
@@ -47,6 +49,8 @@ struct Inner {
     client: client::ClientCell,
     /// Learned from answers: whether a failed condition comes back with the old item.
     all_old: AtomicU8,
+    /// When the last clock warning was logged.
+    clock: date::ClockWatch,
 }
 
 impl Table {
@@ -67,6 +71,7 @@ impl Table {
                 cfg,
                 client,
                 all_old: AtomicU8::new(ALL_OLD_UNKNOWN),
+                clock: date::ClockWatch::default(),
             }),
         }
     }

@@ -147,7 +147,12 @@ impl Table {
         // One try per call: the lock layer retries, so it sees every try's outcome. (With the
         // SDK retrying, a try that landed unanswered followed by throttled tries ends in a
         // throttling error that reads as "nothing written".)
-        let res = single_try(req.customize(), c, deadline).send().await;
+        let dates = self.date_reader();
+        let res = single_try(req.customize(), c, deadline)
+            .interceptor(dates.clone())
+            .send()
+            .await;
+        self.saw_clock(&dates);
         match res {
             Ok(out) => {
                 let fence = out
@@ -283,6 +288,7 @@ impl Table {
         expires_at: i64,
     ) -> Result<bool> {
         let c = self.config();
+        let dates = self.date_reader();
         let res = self
             .client()
             .await?
@@ -299,8 +305,11 @@ impl Table {
             .expression_attribute_values(":owner", attr::stored(value))
             .expression_attribute_values(":expires_at", attr::num(expires_at))
             .expression_attribute_values(":now", attr::num(self.now()))
+            .customize()
+            .interceptor(dates.clone())
             .send()
             .await;
+        self.saw_clock(&dates);
         match res {
             Ok(_) => Ok(true),
             Err(e) if is_condition_failure(&e) => Ok(false),

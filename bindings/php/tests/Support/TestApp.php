@@ -6,8 +6,12 @@ namespace Ddblock\Laravel\Tests\Support;
 
 use Illuminate\Cache\CacheServiceProvider;
 use Illuminate\Config\Repository as Config;
+use Illuminate\Contracts\Console\Kernel as KernelContract;
+use Illuminate\Contracts\Debug\ExceptionHandler;
 use Illuminate\Filesystem\Filesystem;
 use Illuminate\Foundation\Application;
+use Illuminate\Foundation\Console\Kernel as ConsoleKernel;
+use Illuminate\Foundation\Exceptions\Handler;
 use Illuminate\Support\Facades\Facade;
 
 /**
@@ -80,5 +84,22 @@ final class TestApp
                 ],
             ],
         ];
+    }
+
+    /**
+     * The app's console kernel, as `php artisan` uses it (`Artisan::call()` goes through it too):
+     * Laravel's own `Illuminate\Foundation\Console\Kernel` and exception handler. The app counts
+     * as bootstrapped, since boot() gave it its configuration (the kernel's bootstrappers would
+     * load the config files from the app's base path instead).
+     */
+    public static function console(Application $app): KernelContract
+    {
+        if (! $app->hasBeenBootstrapped()) {
+            $app->bootstrapWith([]);
+        }
+        $app->singleton(KernelContract::class, ConsoleKernel::class);
+        $app->singleton(ExceptionHandler::class, Handler::class);
+
+        return $app->make(KernelContract::class);
     }
 }

@@ -1,13 +1,25 @@
-//! Time as Laravel sees it (whole Unix seconds), the clock trait, and calendar arithmetic.
+//! Time as Laravel sees it (whole Unix seconds), the clock trait, calendar arithmetic, and this
+//! host's clock offset to the server's (`offset`).
 //! A leaf: imports nothing of the crate.
 
 use std::fmt;
 use std::time::Duration;
 
+mod offset;
+
+pub use offset::{allowed_offset, ClockOffset, OffsetVerdict};
+
 /// A source of the current Unix time in whole seconds (Laravel's `Carbon::now()->getTimestamp()`).
 pub trait Clock: Send + Sync + fmt::Debug {
     /// Seconds since the Unix epoch.
     fn now(&self) -> i64;
+
+    /// Seconds since the Unix epoch with their fraction, when this clock has one: what the clock
+    /// offset measurement ([`ClockOffset`]) reads. `None` (the default): whole seconds only, and
+    /// the measurement widens its interval by a second.
+    fn now_precise(&self) -> Option<f64> {
+        None
+    }
 }
 
 /// The system clock.
@@ -20,6 +32,13 @@ impl Clock for SystemClock {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs() as i64)
             .unwrap_or(0)
+    }
+
+    fn now_precise(&self) -> Option<f64> {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()
+            .map(|d| d.as_secs_f64())
     }
 }
 

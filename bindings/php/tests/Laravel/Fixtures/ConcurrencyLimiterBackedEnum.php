@@ -1,0 +1,9 @@
+<?php
+
+namespace Ddblock\Laravel\Tests\Laravel\Fixtures;
+
+/** laravel/framework tests/Cache/ConcurrencyLimiterTest.php's fixture, as upstream has it. */
+enum ConcurrencyLimiterBackedEnum: string
+{
+    case TestFunnel = 'test-funnel';
+}

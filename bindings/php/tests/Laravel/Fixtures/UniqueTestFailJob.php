@@ -1,0 +1,29 @@
+<?php
+
+namespace Ddblock\Laravel\Tests\Laravel\Fixtures;
+
+use Exception;
+use Illuminate\Bus\Queueable;
+use Illuminate\Contracts\Queue\ShouldBeUnique;
+use Illuminate\Contracts\Queue\ShouldQueue;
+use Illuminate\Foundation\Bus\Dispatchable;
+use Illuminate\Queue\InteractsWithQueue;
+
+/** laravel/framework tests/Integration/Queue/UniqueJobTest.php's fixture, as upstream has it. */
+class UniqueTestFailJob implements ShouldQueue, ShouldBeUnique
+{
+    use InteractsWithQueue;
+    use Queueable;
+    use Dispatchable;
+
+    public $tries = 1;
+
+    public static $handled = false;
+
+    public function handle()
+    {
+        static::$handled = true;
+
+        throw new Exception();
+    }
+}

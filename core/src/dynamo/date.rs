@@ -1,0 +1,177 @@
+//! DynamoDB's clock, read from the HTTP `Date` header of its answers: the interceptor that reads
+//! it, the warning when a lock request's answer shows this host's clock too far off for the
+//! clock-skew margin, and the measurement `Store::doctor` reports.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use aws_sdk_dynamodb::config::interceptors::{
+    BeforeDeserializationInterceptorContextRef, BeforeTransmitInterceptorContextRef,
+};
+use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
+use aws_sdk_dynamodb::error::BoxError;
+use aws_sdk_dynamodb::primitives::{DateTime, DateTimeFormat};
+
+use super::Table;
+use crate::time::{allowed_offset, Clock, ClockOffset, OffsetVerdict};
+
+/// At most one clock warning per store in this long.
+const WARN_EVERY: Duration = Duration::from_secs(60);
+
+/// What [`Table::measure_clock`] found.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ClockReading {
+    /// The answers bound this host's offset to the server's clock.
+    Measured(ClockOffset),
+    /// No answer carried a `Date` header this client could read.
+    NoDate,
+    /// The answers exclude each other: a clock moved while measuring.
+    Inconsistent,
+}
+
+/// This host's time as an interval: exact for a clock with fractions, else its whole second.
+fn local(clock: &dyn Clock) -> (f64, f64) {
+    match clock.now_precise() {
+        Some(t) => (t, t),
+        None => {
+            let s = clock.now() as f64;
+            (s, s + 1.0)
+        }
+    }
+}
+
+/// Reads the `Date` of every answer to one request (each try: the last one wins).
+#[derive(Debug, Clone)]
+pub(super) struct DateReader {
+    clock: Arc<dyn Clock>,
+    sent: Arc<Mutex<Option<f64>>>,
+    seen: Arc<Mutex<Option<ClockOffset>>>,
+}
+
+impl DateReader {
+    pub(super) fn new(clock: Arc<dyn Clock>) -> DateReader {
+        DateReader {
+            clock,
+            sent: Arc::default(),
+            seen: Arc::default(),
+        }
+    }
+
+    /// What the last answer showed.
+    pub(super) fn take(&self) -> Option<ClockOffset> {
+        self.seen.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+}
+
+impl Intercept for DateReader {
+    fn name(&self) -> &'static str {
+        "ddblock-date"
+    }
+
+    fn read_before_transmit(
+        &self,
+        _: &BeforeTransmitInterceptorContextRef<'_>,
+        _: &RuntimeComponents,
+        _: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        *self.sent.lock().unwrap_or_else(|e| e.into_inner()) = Some(local(&*self.clock).0);
+        Ok(())
+    }
+
+    fn read_after_transmit(
+        &self,
+        ctx: &BeforeDeserializationInterceptorContextRef<'_>,
+        _: &RuntimeComponents,
+        _: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        let received = local(&*self.clock).1;
+        let sent = *self.sent.lock().unwrap_or_else(|e| e.into_inner());
+        let date = ctx
+            .response()
+            .headers()
+            .get("date")
+            .and_then(|d| DateTime::from_str(d.trim(), DateTimeFormat::HttpDate).ok());
+        if let (Some(sent), Some(date)) = (sent, date) {
+            let offset = ClockOffset::from_answer(sent, received, date.secs());
+            *self.seen.lock().unwrap_or_else(|e| e.into_inner()) = Some(offset);
+        }
+        Ok(())
+    }
+}
+
+/// The clock warnings of one table: when the last one was logged.
+#[derive(Debug, Default)]
+pub(super) struct ClockWatch {
+    warned: Mutex<Option<Instant>>,
+}
+
+impl Table {
+    /// A reader to add to a lock request ([`Table::saw_clock`] looks at what it read).
+    pub(super) fn date_reader(&self) -> DateReader {
+        DateReader::new(self.config().clock.clone())
+    }
+
+    /// Logs a warning (at most once a minute per store) when a lock request's answer proves this
+    /// host's clock further from DynamoDB's than the clock-skew margin allows
+    /// ([`allowed_offset`]).
+    pub(super) fn saw_clock(&self, reader: &DateReader) {
+        let Some(offset) = reader.take() else { return };
+        let margin = self.config().clock_skew_margin();
+        let allowed = allowed_offset(margin);
+        if offset.verdict(allowed) != OffsetVerdict::Beyond {
+            return;
+        }
+        let mut warned = self
+            .inner
+            .clock
+            .warned
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if warned.is_some_and(|w| w.elapsed() < WARN_EVERY) {
+            return;
+        }
+        *warned = Some(Instant::now());
+        tracing::warn!(
+            table = %self.config().table(),
+            margin_secs = margin.as_secs(),
+            "this host's clock is {offset}, more than the ±{allowed:.1} s a clock-skew margin of \
+             {} s allows: a contender this far ahead can take a lock its holder still has, and \
+             this host's locks can be taken early. Sync the clock (NTP), or set the same larger \
+             margin on every front; `doctor` measures it",
+            margin.as_secs()
+        );
+    }
+
+    /// Measures this host's clock offset to the server's: `answers` DescribeTable requests
+    /// `spacing` apart, so that their sends fall at different points of a second, and the
+    /// intersection of what their `Date` headers show. An error answer (a missing table) carries a
+    /// `Date` too; a request with no answer shows nothing.
+    pub(crate) async fn measure_clock(&self, answers: u32, spacing: Duration) -> ClockReading {
+        let Ok(client) = self.client().await else {
+            return ClockReading::NoDate;
+        };
+        let mut found: Option<ClockOffset> = None;
+        for i in 0..answers {
+            if i > 0 {
+                tokio::time::sleep(spacing).await;
+            }
+            let reader = self.date_reader();
+            let _ = client
+                .describe_table()
+                .table_name(self.config().table())
+                .customize()
+                .interceptor(reader.clone())
+                .send()
+                .await;
+            let Some(seen) = reader.take() else { continue };
+            found = match found {
+                None => Some(seen),
+                Some(f) => match f.intersect(seen) {
+                    Some(both) => Some(both),
+                    None => return ClockReading::Inconsistent,
+                },
+            };
+        }
+        found.map_or(ClockReading::NoDate, ClockReading::Measured)
+    }
+}
