@@ -295,7 +295,8 @@ fn clock_check(report: &Value) -> (&str, &str) {
 fn doctor_measures_a_clock_past_the_margin(server: Server) {
     let ctx = Ctx::new(server);
     let (code, r) = doctor(&ctx, None, None);
-    assert_eq!(clock_check(&r), ("ok", clock_check(&r).1), "{r}");
+    // In sync: ok, or warn when slow answers leave the interval wider than the allowance.
+    assert!(["ok", "warn"].contains(&clock_check(&r).0), "{r}");
     assert_eq!(code, 0, "{r}");
     let low = r["clock"]["low"].as_f64().unwrap();
     let high = r["clock"]["high"].as_f64().unwrap();

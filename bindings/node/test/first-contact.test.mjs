@@ -75,6 +75,13 @@ describe('on a fresh table', () => {
     assert.equal((await fresh.createTable()).created, false)
     const doctor = await fresh.doctor()
     assert.equal(doctor.healthy, true, JSON.stringify(doctor))
+    // The clock check (last): this host against the server's Date headers; the same clock here, so
+    // ok (or warn, when slow answers leave the interval wider than the allowance), never fail.
+    assert.equal(doctor.checks.at(-1).id, 'clock')
+    assert.ok(['ok', 'warn'].includes(doctor.checks.at(-1).status), JSON.stringify(doctor.checks.at(-1)))
+    assert.equal(doctor.clock.allowed, 0.5)
+    assert.equal(doctor.clock.answers, 5)
+    assert.ok(doctor.clock.low <= 0 && doctor.clock.high >= 0, JSON.stringify(doctor.clock))
     await fresh.put('k', 'v', 60)
     assert.equal(await fresh.get('k'), 'v')
   })

@@ -90,6 +90,13 @@ def test_create_table_and_doctor(endpoint: str) -> None:
     doctor = store.doctor()
     assert doctor["healthy"], doctor
     assert [c["id"] for c in doctor["checks"]][:2] == ["table", "key_schema"]
+    # The clock check (last): this host against the server's Date headers; the same clock here, so
+    # ok (or warn, when slow answers leave the interval wider than the allowance), never fail.
+    clock = doctor["clock"]
+    assert doctor["checks"][-1]["id"] == "clock", doctor
+    assert doctor["checks"][-1]["status"] in ("ok", "warn"), doctor
+    assert clock["allowed"] == 0.5 and clock["answers"] == 5, clock
+    assert clock["low"] <= 0 <= clock["high"], clock
     store.put("k", "v", ttl=60)
     assert store.get("k", consistent=True) == "v"
 
