@@ -130,6 +130,34 @@ async fn a_lost_answer_is_recovered_as_this_attempts_write(server: Server) {
     assert!(!twin.acquire().await.unwrap().is_acquired());
 }
 
+/// A wait of zero is "try once": the same path as `acquire()`, so a lost answer is sent again and
+/// the write recovered, as in every front (issue 22: Python's `timeout=0` and Node's `withLock`
+/// default raised `OutcomeUnknown` where `acquire()` got the lock).
+async fn a_zero_wait_is_try_once_and_resends_after_a_lost_answer(server: Server) {
+    let f = Faulty::new(server).await;
+    let store = f.store();
+    let mut sequence = std::collections::BTreeMap::new();
+    sequence.insert("UpdateItem".to_owned(), vec!["drop".to_owned()]);
+    f.faults(FaultConfig {
+        sequence,
+        ..FaultConfig::default()
+    });
+    let lock = store.lock("zero-wait", 30).unwrap();
+    let out = lock.acquire_within(Some(Duration::ZERO)).await.unwrap();
+    assert!(
+        matches!(
+            out,
+            AcquireOutcome::Acquired {
+                recovered: true,
+                ..
+            }
+        ),
+        "{out:?}"
+    );
+    assert_eq!(f.proxy.stats().count("UpdateItem", DROPPED), 1);
+    assert!(lock.release().await.unwrap().is_released());
+}
+
 /// A write that landed unanswered and whose resends are then refused (throttled) is still this
 /// attempt's: it is recovered or cleaned up, never left behind under a plain error. (The SDK's own
 /// retries hid the reset from the core: the final throttling error read as "nothing written".)
@@ -671,6 +699,7 @@ async fn scans_run_a_bounded_number_of_segments_at_once(server: Server) {
 
 on_servers!(
     a_lost_answer_is_recovered_as_this_attempts_write,
+    a_zero_wait_is_try_once_and_resends_after_a_lost_answer,
     an_unanswered_write_followed_by_throttling_is_not_left_behind,
     a_failed_clean_up_names_the_expiry_of_the_write,
     an_acquire_whose_outcome_stays_unknown_cleans_up,

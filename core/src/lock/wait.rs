@@ -7,7 +7,8 @@ use crate::error::{Error, Result};
 use crate::holder::Holder;
 
 impl Lock {
-    /// Takes the lock, waiting up to `timeout` for it: `None` tries once; `Some(d)` tries, and
+    /// Takes the lock, waiting up to `timeout` for it: `None` or a zero wait tries once (as
+    /// [`Lock::acquire`]: one resend after a lost answer, no read first); `Some(d)` tries, and
     /// while the lock is held watches it with consistent reads (pauses from the lock's backoff,
     /// capped exponential with jitter, and never past the holder's expiry plus the margin) and
     /// writes again only when it looks free, until acquired or `d` has passed; then returns the
@@ -18,7 +19,9 @@ impl Lock {
     /// request ends by the deadline plus one attempt timeout. The one "acquire with wait" of
     /// every front.
     pub async fn acquire_within(&self, timeout: Option<Duration>) -> Result<AcquireOutcome> {
-        let Some(timeout) = timeout else {
+        // A wait of zero is "try once", the same path as no wait at all: a lost answer is sent
+        // again (a zero deadline would allow no resend) and nothing is read before the write.
+        let Some(timeout) = timeout.filter(|t| !t.is_zero()) else {
             return self.acquire().await;
         };
         // `None`: a wait too long to represent (Duration::MAX, "no limit").
