@@ -403,6 +403,33 @@ async fn with_lock_reports_a_lost_lease_and_keeps_the_value(server: Server) {
     assert_eq!(err.value, Some("the work's value"));
 }
 
+/// A release is a release: the release's first DeleteItem lands and its answer is lost, the
+/// SDK's resend finds the lock gone. After work that ended within its lease nothing of ours is
+/// left, so `with_lock` succeeds (issue 22: every front reported a lease lost here).
+async fn a_release_whose_first_answer_is_lost_is_a_release(server: Server) {
+    let f = Faulty::new(server).await;
+    let store = f.store();
+    let mut sequence = std::collections::BTreeMap::new();
+    sequence.insert("DeleteItem".to_owned(), vec!["drop".to_owned()]);
+    f.faults(FaultConfig {
+        sequence,
+        ..FaultConfig::default()
+    });
+    let value = store
+        .lock("release-lost", 30)
+        .unwrap()
+        .with_lock(Duration::from_secs(5), |_lease| async { "done" })
+        .await
+        .unwrap_or_else(|e| panic!("{}", e.error));
+    assert_eq!(value, "done");
+    assert_eq!(
+        f.proxy.stats().count("DeleteItem", DROPPED),
+        1,
+        "the first answer was lost"
+    );
+    assert!(f.raw("release-lost").await.is_none(), "released");
+}
+
 /// A release that fails is an error, not dropped, and the work's value is kept.
 async fn with_lock_keeps_the_value_when_the_release_fails(server: Server) {
     let f = Faulty::new(server).await;
@@ -700,6 +727,7 @@ async fn scans_run_a_bounded_number_of_segments_at_once(server: Server) {
 on_servers!(
     a_lost_answer_is_recovered_as_this_attempts_write,
     a_zero_wait_is_try_once_and_resends_after_a_lost_answer,
+    a_release_whose_first_answer_is_lost_is_a_release,
     an_unanswered_write_followed_by_throttling_is_not_left_behind,
     a_failed_clean_up_names_the_expiry_of_the_write,
     an_acquire_whose_outcome_stays_unknown_cleans_up,

@@ -222,9 +222,12 @@ impl<T> From<Error> for WorkError<T> {
 impl Lock {
     /// Waits up to `timeout` for the lock, runs `work` with a heartbeat keeping the lease, and
     /// releases the lock when the work returns or panics (the panic then continues). A lease lost
-    /// during the work ([`Error::LeaseLost`]: the heartbeat saw it, or the release found the lock
-    /// no longer ours) and a failed release are errors, never dropped, and keep the work's value
-    /// in [`WorkError::value`]. If this future is dropped, the guard releases the lock in the
+    /// during the work ([`Error::LeaseLost`]: the heartbeat saw it, or the work did not end
+    /// within the lease and the release found the lock no longer ours) and a failed release are
+    /// errors, never dropped, and keep the work's value in [`WorkError::value`]. A release is a
+    /// release: after work that ended within its lease, a release that finds the lock gone or
+    /// already the next holder's (its first answer was lost, and the resend found the delete
+    /// done) left nothing of ours behind, and the call succeeds. If this future is dropped, the guard releases the lock in the
     /// background (see [`crate::LockGuard`]).
     pub async fn with_lock<F, Fut, T>(self, timeout: Duration, work: F) -> Result<T, WorkError<T>>
     where
@@ -238,6 +241,8 @@ impl Lock {
             lost: heartbeat.subscribe(),
         };
         let outcome = AssertUnwindSafe(work(lease)).catch_unwind().await;
+        // Whether the work ended within the lease, by the local monotonic clock.
+        let within = guard.lock().remaining().is_some_and(|r| !r.is_zero());
         let lost = heartbeat.stop().await;
         let name = guard.lock().name().to_owned();
         let released = guard.release().await;
@@ -248,16 +253,21 @@ impl Lock {
         let error = match (lost, released) {
             (Some(reason), _) => Error::LeaseLost { name, reason },
             (None, Ok(ReleaseOutcome::Released)) => return Ok(value),
+            (None, Ok(found)) if within => {
+                tracing::debug!(lock = %name, found = ?found, "released: the work ended within its lease; the release found the lock no longer ours (a resend after a lost answer)");
+                return Ok(value);
+            }
             (None, Ok(ReleaseOutcome::NotHeld)) => Error::LeaseLost {
                 name,
-                reason: "at release the lock was gone: it expired and was swept, or was \
-                         force-released"
+                reason: "the work outlasted the lease, and at release the lock was gone: it \
+                         expired and was swept, or was force-released"
                     .into(),
             },
             (None, Ok(ReleaseOutcome::HeldByOther(h))) => Error::LeaseLost {
                 name,
                 reason: format!(
-                    "at release the lock was held by {h}: ours expired and was taken over"
+                    "the work outlasted the lease, and at release the lock was held by {h}: \
+                     ours expired and was taken over"
                 ),
             },
             (None, Err(e)) => e,
