@@ -66,6 +66,14 @@ fn _default_backoff() -> (f64, f64, f64, f64) {
     )
 }
 
+/// How messages and reprs show a lock owner: its first four characters and its length (the
+/// core's `redact_owner`, one rule for every front), since an owner is what releases a lock.
+#[pyfunction]
+#[pyo3(signature = (owner, /))]
+fn _redact_owner(owner: Option<&str>) -> String {
+    ddblock::redact_owner(owner)
+}
+
 /// Stops the binding's runtime (registered with `atexit` by the package; see runtime.rs).
 #[pyfunction]
 fn _shutdown(py: Python<'_>, timeout: f64) {
@@ -87,5 +95,8 @@ mod _native {
     #[pymodule_export]
     use super::store::PyStore;
     #[pymodule_export]
-    use super::{_default_backoff, _error_kinds, _sample_error, _shutdown, serialize, unserialize};
+    use super::{
+        _default_backoff, _error_kinds, _redact_owner, _sample_error, _shutdown, serialize,
+        unserialize,
+    };
 }

@@ -240,4 +240,9 @@ def test_repr_does_not_show_the_owner(store: ddblock.Store) -> None:
     assert "secretowner12345" not in repr(lock)
     assert repr(lock).startswith("Lock(name='x'") or repr(lock).startswith('Lock(name="x"')
     assert "secretowner12345" not in repr(ddblock.Holder("secretowner12345", 1))
+    # The core's one redaction rule (holder.rs `redact_owner`), not a copy of its own.
+    assert repr(ddblock.Holder("secretowner12345", 1)) == (
+        'Holder(owner=owner "secr…" (16 chars), expires_at=1, fence=None)'
+    )
+    assert repr(ddblock.Holder(None, None)).startswith("Holder(owner=None,")
     assert repr(store).startswith("Store(table=")

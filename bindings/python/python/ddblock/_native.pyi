@@ -6,7 +6,7 @@ from _typeshed import SupportsGetItem
 from ddblock._values import OnceStatus
 from typing import Any, Final, SupportsFloat, SupportsIndex, final
 
-__all__ = ["__version__", "Claim", "ConflictRetry", "Heartbeat", "Lock", "Once", "Pending", "Store", "Versioned", "_default_backoff", "_error_kinds", "_sample_error", "_shutdown", "serialize", "unserialize"]
+__all__ = ["__version__", "Claim", "ConflictRetry", "Heartbeat", "Lock", "Once", "Pending", "Store", "Versioned", "_default_backoff", "_error_kinds", "_redact_owner", "_sample_error", "_shutdown", "serialize", "unserialize"]
 
 __version__: Final[str]
 
@@ -257,6 +257,12 @@ def _default_backoff() -> tuple[float, float, float, float]:
 def _error_kinds() -> list[tuple[str, str]]:
     """
     `(kind, exception class)` for every error kind of the core.
+    """
+
+def _redact_owner(owner: str | None, /) -> str:
+    """
+    How messages and reprs show a lock owner: its first four characters and its length (the
+    core's `redact_owner`, one rule for every front), since an owner is what releases a lock.
     """
 
 def _sample_error(kind: str) -> Any:

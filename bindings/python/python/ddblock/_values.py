@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from ._native import _default_backoff
+from ._native import _default_backoff, _redact_owner
 
 # The core's defaults (one source): initial, max, multiplier, jitter.
 _INITIAL, _MAX, _MULTIPLIER, _JITTER = _default_backoff()
@@ -45,9 +45,10 @@ class Holder:
     fence: int | None = None
 
     def __repr__(self) -> str:
-        # The owner releases the lock: show its first characters only.
-        shown = None if self.owner is None else self.owner[:4] + "…"
-        return f"Holder(owner={shown!r}, expires_at={self.expires_at!r}, fence={self.fence!r})"
+        # The owner releases the lock: shown as the core shows it everywhere (first four
+        # characters and the length), not in full.
+        shown = None if self.owner is None else _redact_owner(self.owner)
+        return f"Holder(owner={shown}, expires_at={self.expires_at!r}, fence={self.fence!r})"
 
 
 @dataclass(frozen=True)
