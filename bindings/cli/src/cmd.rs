@@ -427,10 +427,7 @@ fn clock_json(reading: Option<ClockReading>, allowed: f64) -> Value {
             "answers": o.samples,
             "allowed": allowed,
         }),
-        Some(ClockReading::NoDate) => json!({"unmeasured": "no Date header", "allowed": allowed}),
-        Some(ClockReading::Inconsistent) => {
-            json!({"unmeasured": "the answers disagree", "allowed": allowed})
-        }
+        Some(r) => json!({"unmeasured": r.unmeasured(), "allowed": allowed}),
     }
 }
 

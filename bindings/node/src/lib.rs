@@ -350,27 +350,18 @@ impl Store {
             table_status: r.table_status.clone(),
             ttl: r.ttl.as_ref().map(ttl_state),
             clock: r.clock.map(|reading| {
-                let mut c = ClockCheck {
-                    allowed: r.clock_allowed,
-                    offset: None,
-                    low: None,
-                    high: None,
-                    answers: None,
-                    unmeasured: None,
+                let measured = match reading {
+                    ClockReading::Measured(o) => Some(o),
+                    ClockReading::NoDate | ClockReading::Inconsistent => None,
                 };
-                match reading {
-                    ClockReading::Measured(o) => {
-                        c.offset = Some(o.estimate());
-                        c.low = Some(o.low);
-                        c.high = Some(o.high);
-                        c.answers = Some(o.samples);
-                    }
-                    ClockReading::NoDate => c.unmeasured = Some("no Date header".into()),
-                    ClockReading::Inconsistent => {
-                        c.unmeasured = Some("the answers disagree".into())
-                    }
+                ClockCheck {
+                    allowed: r.clock_allowed,
+                    offset: measured.map(|o| o.estimate()),
+                    low: measured.map(|o| o.low),
+                    high: measured.map(|o| o.high),
+                    answers: measured.map(|o| o.samples),
+                    unmeasured: reading.unmeasured().map(str::to_owned),
                 }
-                c
             }),
         })
     }

@@ -272,8 +272,12 @@ final class ClockOffset
         );
     }
 
-    /** `0.5`, `1`, `1.5`: an allowance without trailing zeros. */
-    private static function seconds(float $s): string
+    /**
+     * `0.5`, `1`, `1.5`: an allowance without trailing zeros.
+     *
+     * @internal also used by {@see ClockSkewWarning}
+     */
+    public static function seconds(float $s): string
     {
         return rtrim(rtrim(sprintf('%.2f', $s), '0'), '.');
     }

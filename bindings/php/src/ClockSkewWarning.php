@@ -150,7 +150,7 @@ final class ClockSkewWarning
             $operation,
             $offset->low(),
             $offset->high(),
-            rtrim(rtrim(sprintf('%.2f', ClockOffset::allowance($margin)), '0'), '.'),
+            ClockOffset::seconds(ClockOffset::allowance($margin)),
             $margin,
             $this->where === '' ? '' : " ($this->where)",
             $ahead ? 'this host may take locks over before their holders\' leases end'

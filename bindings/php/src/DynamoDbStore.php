@@ -532,9 +532,11 @@ class DynamoDbStore extends LaravelDynamoDbStore
     /**
      * The fencing token of an item (or of UpdateItem's `Attributes`), when it has one.
      *
+     * @internal also used by `php artisan ddblock:status`
+     *
      * @param  array<string, mixed>  $item
      */
-    private static function fenceOf(array $item): ?int
+    public static function fenceOf(array $item): ?int
     {
         $n = $item[self::FENCE_ATTRIBUTE]['N'] ?? null;
 

@@ -366,9 +366,8 @@ impl<'py> IntoPyObject<'py> for Doctor {
                         cd.set_item("high", o.high)?;
                         cd.set_item("answers", o.samples)?;
                     }
-                    ClockReading::NoDate => cd.set_item("unmeasured", "no Date header")?,
-                    ClockReading::Inconsistent => {
-                        cd.set_item("unmeasured", "the answers disagree")?
+                    ClockReading::NoDate | ClockReading::Inconsistent => {
+                        cd.set_item("unmeasured", reading.unmeasured())?
                     }
                 }
                 Some(cd)

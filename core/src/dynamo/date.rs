@@ -29,6 +29,18 @@ pub enum ClockReading {
     Inconsistent,
 }
 
+impl ClockReading {
+    /// Why nothing was measured (`no Date header`, `the answers disagree`), `None` when measured:
+    /// the `unmeasured` field of every front's doctor report.
+    pub fn unmeasured(&self) -> Option<&'static str> {
+        match self {
+            ClockReading::Measured(_) => None,
+            ClockReading::NoDate => Some("no Date header"),
+            ClockReading::Inconsistent => Some("the answers disagree"),
+        }
+    }
+}
+
 /// This host's time as an interval: exact for a clock with fractions, else its whole second.
 fn local(clock: &dyn Clock) -> (f64, f64) {
     match clock.now_precise() {
@@ -44,22 +56,25 @@ fn local(clock: &dyn Clock) -> (f64, f64) {
 #[derive(Debug, Clone)]
 pub(super) struct DateReader {
     clock: Arc<dyn Clock>,
-    sent: Arc<Mutex<Option<f64>>>,
-    seen: Arc<Mutex<Option<ClockOffset>>>,
+    /// When the current try was sent, and what the last answer showed.
+    state: Arc<Mutex<(Option<f64>, Option<ClockOffset>)>>,
 }
 
 impl DateReader {
     pub(super) fn new(clock: Arc<dyn Clock>) -> DateReader {
         DateReader {
             clock,
-            sent: Arc::default(),
-            seen: Arc::default(),
+            state: Arc::default(),
         }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, (Option<f64>, Option<ClockOffset>)> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// What the last answer showed.
     pub(super) fn take(&self) -> Option<ClockOffset> {
-        self.seen.lock().unwrap_or_else(|e| e.into_inner()).take()
+        self.state().1.take()
     }
 }
 
@@ -74,7 +89,7 @@ impl Intercept for DateReader {
         _: &RuntimeComponents,
         _: &mut ConfigBag,
     ) -> Result<(), BoxError> {
-        *self.sent.lock().unwrap_or_else(|e| e.into_inner()) = Some(local(&*self.clock).0);
+        self.state().0 = Some(local(&*self.clock).0);
         Ok(())
     }
 
@@ -85,15 +100,14 @@ impl Intercept for DateReader {
         _: &mut ConfigBag,
     ) -> Result<(), BoxError> {
         let received = local(&*self.clock).1;
-        let sent = *self.sent.lock().unwrap_or_else(|e| e.into_inner());
+        let mut state = self.state();
         let date = ctx
             .response()
             .headers()
             .get("date")
             .and_then(|d| DateTime::from_str(d.trim(), DateTimeFormat::HttpDate).ok());
-        if let (Some(sent), Some(date)) = (sent, date) {
-            let offset = ClockOffset::from_answer(sent, received, date.secs());
-            *self.seen.lock().unwrap_or_else(|e| e.into_inner()) = Some(offset);
+        if let (Some(sent), Some(date)) = (state.0, date) {
+            state.1 = Some(ClockOffset::from_answer(sent, received, date.secs()));
         }
         Ok(())
     }

@@ -5,6 +5,7 @@ declare(strict_types=1);
 namespace Ddblock\Laravel\Console;
 
 use Aws\DynamoDb\Exception\DynamoDbException;
+use Ddblock\Laravel\DynamoDbStore;
 use Ddblock\Laravel\LockException;
 use Illuminate\Support\Carbon;
 
@@ -62,7 +63,7 @@ class StatusCommand extends DdblockCommand
                     'owner' => $owner,
                     'owner_json' => $ownerJson,
                     'expires_at' => $expiresAt,
-                    'fence' => TableView::fence($item),
+                    'fence' => DynamoDbStore::fenceOf($item),
                 ];
             }
         }

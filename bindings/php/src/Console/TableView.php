@@ -135,14 +135,6 @@ final class TableView
         return [null, null];
     }
 
-    /** The fencing token ddblock wrote on a lock item, when it has one. */
-    public static function fence(array $item): ?int
-    {
-        $n = $item[DynamoDbStore::FENCE_ATTRIBUTE]['N'] ?? null;
-
-        return is_string($n) && ctype_digit($n) ? (int) $n : null;
-    }
-
     /**
      * What table key `$key` is under this store's prefix and layout: [`lock`, `cache` or `other`,
      * the lock name or cache key]. The core's `Store::classify`: with a double-prefixed layout
