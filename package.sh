@@ -125,9 +125,19 @@ log "node: $(cd "$DIST" && ls ./*.tgz | xargs -n1 basename | tr '\n' ' ')"
 # Verified: each packaged crate is built from its .crate alone, the CLI against the packaged core
 # (cargo's local overlay registry), so no path-only dependency can hide.
 log "rust: cargo package -p ddblock -p ddblock-cli"
+# Cargo trusts a registry crate never to change, and the overlay's ddblock 0.1.0 does change between
+# runs: the crate it once unpacked into $CARGO_HOME/registry/src/-<hash of the overlay's path>/
+# and the library it once built from it are reused as they are, so the CLI was verified against an
+# old core (a CI run failed with E0432 on imports the old core lacked). Both go before each run:
+# the unpacked copies (only overlays, local registries, have "-<hash>" folders) and the verify
+# build's own target dir (a registry crate's units have no source file to tell them stale by).
+VERIFY_DIR="$TARGET_DIR/package-verify"
+rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/ddblock-"$VERSION" \
+    "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/ddblock-cli-"$VERSION" \
+    "$VERIFY_DIR"/debug/.fingerprint/ddblock-* "$VERIFY_DIR"/package
 # --allow-dirty: dist/ is for trying the packages; publishing is the release workflow's, from a tag.
-timed cargo package --quiet --locked --allow-dirty -p ddblock -p ddblock-cli
-cp "$TARGET_DIR/package/ddblock-$VERSION.crate" "$TARGET_DIR/package/ddblock-cli-$VERSION.crate" "$DIST/"
+timed cargo package --quiet --locked --allow-dirty --target-dir "$VERIFY_DIR" -p ddblock -p ddblock-cli
+cp "$VERIFY_DIR/package/ddblock-$VERSION.crate" "$VERIFY_DIR/package/ddblock-cli-$VERSION.crate" "$DIST/"
 
 # --- PHP: composer validate --strict, composer archive -------------------------------------------
 log "php: composer validate --strict; composer archive"
