@@ -32,6 +32,11 @@ export declare class NativeClaim {
   get recovered(): boolean
   /** Marks the event done; rejects with `CONFLICT` when the claim is not (or no longer) ours. */
   done(): Promise<void>
+  /**
+   * Ends the handler's claim by the core's rule: done when `handlerOk`, else given back
+   * (rejects with the give-back's error, for the caller to attach to the handler's).
+   */
+  finish(handlerOk: boolean): Promise<void>
   /** Gives the claim back; false when it is not (or no longer) ours. */
   giveBack(): Promise<boolean>
 }
@@ -50,6 +55,20 @@ export declare class NativeHeartbeat {
   stop(): Promise<string | null>
 }
 
+/** A lock entered by `withLock` (the core's `Held`): its heartbeat runs until `finish`. */
+export declare class NativeHeld {
+  /**
+   * Rejects with `LEASE_LOST` when the lease is lost during the body; resolves once the
+   * lease ended kept.
+   */
+  lost(): Promise<void>
+  /**
+   * Ends the lease by the core's one rule: stops the heartbeat and releases; rejects with
+   * `LEASE_LOST`, or the release's error (again: nothing more).
+   */
+  finish(): Promise<void>
+}
+
 /** A named lock with an owner token; every method is one request (or a wait loop). */
 export declare class NativeLock {
   /** The lock name as given. */
@@ -65,18 +84,23 @@ export declare class NativeLock {
   /** Starts refreshing the held lock in the background (the core's heartbeat). */
   heartbeat(): Promise<NativeHeartbeat>
   /**
-   * Takes the lock: one conditional UpdateItem without `waitMs`; with it, retries for up to
-   * `waitMs`. True when the lock is ours, false when someone else still holds it. When
-   * `cancel` is cancelled first, the acquire in flight is dropped (the core deletes its write
-   * if it landed) and the promise rejects with `ABORTED`.
+   * Takes the lock: one attempt without `waitMs` (or with 0); with it, watches and tries
+   * again for up to `waitMs` (`Infinity`: no limit). True when the lock is ours, false when
+   * someone else still holds it. When `cancel` is cancelled first, the acquire in flight is
+   * dropped (the core deletes its write if it landed) and the promise rejects with `ABORTED`.
    */
   acquire(waitMs?: number | undefined | null, cancel?: NativeCancel | undefined | null): Promise<boolean>
   /**
-   * Retries for up to `timeoutMs`; resolves to the expiry (Unix seconds) or rejects with
-   * `LOCK_TIMEOUT` (Laravel's `block`), or with `ABORTED` when `cancel` is cancelled first
-   * (as `acquire`).
+   * Waits up to `timeoutMs` (0: one attempt; `Infinity`: no limit); resolves to the expiry
+   * (Unix seconds) or rejects with `LOCK_TIMEOUT` (Laravel's `block`), or with `ABORTED` when
+   * `cancel` is cancelled first (as `acquire`).
    */
   block(timeoutMs: number, cancel?: NativeCancel | undefined | null): Promise<number>
+  /**
+   * Takes the lock as `block` does and starts its heartbeat: the start of `withLock` (the
+   * core's `Held`).
+   */
+  enter(timeoutMs: number, cancel?: NativeCancel | undefined | null): Promise<NativeHeld>
   /** ONE DeleteItem conditioned on our owner: true when this call deleted our lock. */
   release(): Promise<boolean>
   /** Deletes the lock whoever holds it. */

@@ -839,6 +839,7 @@ module.exports.NativeCancel = nativeBinding.NativeCancel
 module.exports.NativeClaim = nativeBinding.NativeClaim
 module.exports.NativeConflictRetry = nativeBinding.NativeConflictRetry
 module.exports.NativeHeartbeat = nativeBinding.NativeHeartbeat
+module.exports.NativeHeld = nativeBinding.NativeHeld
 module.exports.NativeLock = nativeBinding.NativeLock
 module.exports.Lock = nativeBinding.Lock
 module.exports.NativeOnce = nativeBinding.NativeOnce

@@ -57,21 +57,16 @@ async function cancellable (signal, fn) {
 }
 
 /**
- * A lost lease or a failed release after the callback of `withLock` threw: the callback's error
- * is rethrown unchanged and carries it as `lockError` (or, for a thrown primitive or a frozen
- * object, it becomes a process warning), as Python adds it to the exception as a note.
+ * The core's error from ending the lock (or giving back a claim) after the callback threw: the
+ * callback's error is rethrown unchanged and carries it as `lockError` (or, for a thrown
+ * primitive or a frozen object, it becomes a process warning), as Python adds it as a note.
  */
 function keepLockError (thrown, lockError) {
   if (thrown !== null && (typeof thrown === 'object' || typeof thrown === 'function') && Object.isExtensible(thrown)) {
     thrown.lockError = lockError
   } else {
-    process.emitWarning(`after the withLock callback threw, ${lockError.message}`, { type: 'DdblockWarning', code: lockError.code })
+    process.emitWarning(`after the callback threw, ${lockError.message}`, { type: 'DdblockWarning', code: lockError.code })
   }
-}
-
-/** The LEASE_LOST error of `withLock` on lock `name`. */
-function leaseLost (name, reason) {
-  return new DdblockError('LEASE_LOST', `lost the lease on lock \`${name}\`: ${reason ?? 'at release the lock was no longer ours: it expired and was taken over, or was released or force-released'}`)
 }
 
 /** An error of `withLock` after the callback finished: its result is kept in `value`. */
@@ -102,6 +97,7 @@ function call (fn) {
 class Lock {
   #n
   constructor (n) { this.#n = n }
+  static native (l) { return l.#n }
   get name () { return this.#n.name }
   get owner () { return this.#n.owner }
   get ttl () { return this.#n.ttl }
@@ -109,17 +105,18 @@ class Lock {
   get fence () { return this.#n.fence }
   /** Milliseconds the lease still lasts by the local monotonic clock (`null`: none held). */
   remainingMs () { return this.#n.remainingMs() }
-  /** Starts the core's heartbeat (used by `withLock`): `{ lost(), stop() }`. */
+  /** Starts the core's heartbeat on a lock taken with `acquire`: `{ lost(), stop() }`. */
   async heartbeat () { return call(() => this.#n.heartbeat()) }
   /**
-   * `wait`: false/undefined = one attempt; `{ timeoutMs }` = retry until then. True when ours.
+   * `wait`: false/undefined = one attempt; `{ timeoutMs }` = watch and retry until then
+   * (`Infinity`: no limit; 0: one attempt). True when ours.
    * `signal` aborts it: the acquire in flight is dropped (its write deleted if it landed) and the
    * promise rejects with an AbortError (code ABORTED).
    */
   async acquire ({ wait, signal } = {}) {
     return cancellable(signal, (token) => this.#n.acquire(wait ? (wait.timeoutMs ?? 0) : undefined, token))
   }
-  /** Waits up to `timeoutMs` (Laravel's `block`): resolves to the expiry, or LOCK_TIMEOUT; `signal` as `acquire`'s. */
+  /** Waits up to `timeoutMs` (Laravel's `block`; `Infinity`: no limit): resolves to the expiry, or LOCK_TIMEOUT; `signal` as `acquire`'s. */
   async block (timeoutMs, { signal } = {}) {
     return cancellable(signal, (token) => this.#n.block(timeoutMs, token))
   }
@@ -170,16 +167,17 @@ class Once {
    * delivery's event: `{ ran: false, status }` without running.
    */
   async run (fn) {
-    const claim = await this.claim()
+    const claim = await call(() => this.#n.claim())
     if (!claim.won) return { ran: false, status: claim.status }
     let value
     try {
       value = await fn()
     } catch (e) {
-      await claim.giveBack().catch(() => {}) // the callback's error wins
+      // The core's rule: a failed handler gives the claim back; its failure rides on the error.
+      await call(() => claim.finish(false)).catch((err) => keepLockError(e, err))
       throw e
     }
-    await claim.done()
+    await call(() => claim.finish(true))
     return { ran: true, value }
   }
 }
@@ -209,42 +207,31 @@ class Store {
    */
   async withLock (name, { ttl, timeoutMs = 0, owner, signal } = {}, fn) {
     const lock = this.lock(name, { ttl, owner })
-    await lock.block(timeoutMs, { signal })
+    const held = await cancellable(signal, (token) => Lock.native(lock).enter(timeoutMs, token))
     if (signal?.aborted) {
       // Aborted as the lock was taken: the callback never runs.
-      await lock.release().catch(() => {})
+      await held.finish().catch(() => {})
       throw abortError({ message: `the acquire of lock \`${name}\` was aborted: the lock is not held` }, signal)
     }
-    const heartbeat = await lock.heartbeat()
     const controller = new AbortController()
-    heartbeat.lost().then((reason) => {
-      if (reason != null) controller.abort(leaseLost(name, reason))
-    }, () => {})
+    held.lost().catch((e) => controller.abort(convert(e)))
     const onAbort = () => controller.abort(signal.reason)
     signal?.addEventListener('abort', onAbort, { once: true })
     let result
     try {
       result = await fn(lock, controller.signal)
     } catch (e) {
-      const lost = await heartbeat.stop().catch(() => null)
-      try {
-        const released = await lock.release()
-        if (lost != null || !released) keepLockError(e, leaseLost(name, lost))
-      } catch (releaseError) {
-        keepLockError(e, releaseError)
-      }
-      throw e // the callback's own error, unchanged
+      // The core ends the lease (one rule); the callback's own error is rethrown unchanged.
+      await call(() => held.finish()).catch((err) => keepLockError(e, err))
+      throw e
     } finally {
       signal?.removeEventListener('abort', onAbort)
     }
-    const lost = await heartbeat.stop()
-    let released
     try {
-      released = await lock.release()
+      await call(() => held.finish())
     } catch (e) {
       throw withValue(e, result)
     }
-    if (lost != null || !released) throw withValue(leaseLost(name, lost), result)
     return result
   }
   /** The once-only guard of `eventId` (a cache key); sends nothing. */

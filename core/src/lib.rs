@@ -44,7 +44,10 @@ pub use format::codec::{PhpKey, PhpObject, PhpValue};
 pub use format::input::Amount;
 pub use format::layout::KeyLayout;
 pub use holder::{redact_owner, Holder, StoredValue};
-pub use lock::{AcquireOutcome, Heartbeat, Lease, Lock, LockGuard, ReleaseOutcome, WorkError};
+pub use lock::{
+    AcquireOutcome, Heartbeat, Held, Lease, LeaseSignal, Lock, LockGuard, ReleaseOutcome, Wait,
+    WorkError,
+};
 pub use once::{Claim, ClaimOutcome, Once, OnceRun, OnceState, OnceStatus};
 pub use store::Store;
 pub use time::{Clock, ClockOffset, OffsetVerdict, SystemClock};

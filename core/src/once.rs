@@ -262,11 +262,11 @@ impl Once {
         };
         match work().await {
             Ok(v) => {
-                claim.done().await?;
+                claim.finish(true).await?;
                 Ok(OnceRun::Ran(v))
             }
             Err(e) => {
-                if let Err(gb) = claim.give_back().await {
+                if let Err(gb) = claim.finish(false).await {
                     tracing::warn!(event = %self.spec.event_id, error = %gb,
                         "could not give the claim back after the work failed; it frees itself at its expiry");
                 }
@@ -289,6 +289,22 @@ impl Claim {
     /// retry saw a counter above 1 and our own token).
     pub fn recovered(&self) -> bool {
         self.recovered
+    }
+
+    /// Ends the handler's claim, the one rule of every front's `once`: after a handler that
+    /// succeeded, marks the event done ([`Claim::done`]; [`Error::Conflict`] when the claim was
+    /// lost meanwhile); after one that failed, gives the claim back so a redelivery runs it
+    /// ([`Claim::give_back`]; a claim no longer ours is left as it is). An error of the give-back
+    /// is returned for the front to attach to the handler's error, which stays the one raised:
+    /// the claim then frees itself at its expiry.
+    pub async fn finish(&self, handler_ok: bool) -> Result<()> {
+        if handler_ok {
+            return self.done().await;
+        }
+        if !self.give_back().await? {
+            tracing::debug!(event = %self.event_id(), "the claim was no longer ours to give back");
+        }
+        Ok(())
     }
 
     /// Marks the event done: ONE UpdateItem setting `ddblock_done` and the expiry to now + the

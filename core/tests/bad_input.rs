@@ -5,7 +5,9 @@ mod common;
 
 use common::{client_for, new_table, s, Server};
 use ddblock::format::input::ttl_from_f64;
-use ddblock::{Error, Store, StoreConfig};
+use std::time::Duration;
+
+use ddblock::{Error, Store, StoreConfig, Wait};
 use ddblock_fault_proxy::{FaultConfig, ProxyConfig};
 use serde_json::Value;
 
@@ -163,5 +165,191 @@ async fn every_bad_input_gets_its_kind() {
             "{}: {err}",
             c["case"]
         );
+    }
+}
+
+/// The wait of an outcome case, from its number, "forever" or "NaN".
+fn wait_of(c: &Value) -> Result<Wait, Error> {
+    match &c["wait"] {
+        Value::String(s) if s == "forever" => Ok(Wait::Forever),
+        Value::String(s) if s == "NaN" => Wait::from_secs_f64(f64::NAN),
+        v => Wait::from_secs_f64(v.as_f64().unwrap()),
+    }
+}
+
+/// What an outcome case did, in the table's words.
+#[derive(Debug, PartialEq)]
+enum Outcome {
+    Acquired(bool),
+    Ok,
+    Error(String),
+    BodyError { attached: String },
+}
+
+/// The body of an outcome case: `Err("body")` for `raise`; `lose_lease` force-releases the lock
+/// from a second handle and waits for the heartbeat to see it.
+async fn body(c: &Value, store: &Store, lease: Option<ddblock::Lease>) -> Result<(), &'static str> {
+    match c["body"].as_str().unwrap() {
+        "ok" => Ok(()),
+        "raise" => Err("body"),
+        "lose_lease" => {
+            let lease = lease.expect("a lease");
+            store
+                .lock(lease.lock().name(), 10)
+                .unwrap()
+                .force_release()
+                .await
+                .unwrap();
+            tokio::time::timeout(Duration::from_secs(5), lease.lost())
+                .await
+                .expect("the heartbeat sees the lease lost");
+            Ok(())
+        }
+        other => panic!("unknown body {other}"),
+    }
+}
+
+async fn outcome(c: &Value, name: &str, store: &Store, direct: &Store) -> Outcome {
+    let err = |e: Error| Outcome::Error(e.kind().as_str().to_owned());
+    let ttl = ttl(c).unwrap();
+    match c["op"].as_str().unwrap() {
+        "acquire" => {
+            if c["held_by_other"].as_bool() == Some(true) {
+                assert!(direct
+                    .lock(name, 60)
+                    .unwrap()
+                    .acquire()
+                    .await
+                    .unwrap()
+                    .is_acquired());
+            }
+            let wait = match wait_of(c) {
+                Ok(w) => w,
+                Err(e) => return err(e),
+            };
+            match store.lock(name, ttl).unwrap().acquire_within(wait).await {
+                Ok(o) => Outcome::Acquired(o.is_acquired()),
+                Err(e) => err(e),
+            }
+        }
+        "with_lock" => {
+            let lock = store.lock(name, ttl).unwrap();
+            let done = lock
+                .with_lock(wait_of(c).unwrap(), |lease| body(c, direct, Some(lease)))
+                .await;
+            match done {
+                Ok(Ok(())) => Outcome::Ok,
+                Ok(Err(_)) => panic!("the body failed and nothing was attached"),
+                Err(e) => match e.value {
+                    Some(Err(_)) => Outcome::BodyError {
+                        attached: e.error.kind().as_str().to_owned(),
+                    },
+                    _ => err(e.error),
+                },
+            }
+        }
+        "once_run" => {
+            let once = store.once(name, ttl).unwrap();
+            // Rust's idiom: `run` returns the handler's error and logs the give-back's; the
+            // give-back's error is checked through `Claim::finish`, which `run` calls.
+            let claim = match once.claim().await.unwrap() {
+                ddblock::ClaimOutcome::Claimed(c) => c,
+                other => panic!("not claimed: {other:?}"),
+            };
+            match body(c, direct, None).await {
+                Ok(()) => match claim.finish(true).await {
+                    Ok(()) => Outcome::Ok,
+                    Err(e) => err(e),
+                },
+                Err(_) => match claim.finish(false).await {
+                    Ok(()) => panic!("the handler failed and nothing was attached"),
+                    Err(e) => Outcome::BodyError {
+                        attached: e.kind().as_str().to_owned(),
+                    },
+                },
+            }
+        }
+        other => panic!("unknown op {other}"),
+    }
+}
+
+fn expected(c: &Value) -> Outcome {
+    let e = &c["expect"];
+    if let Some(a) = e["acquired"].as_bool() {
+        Outcome::Acquired(a)
+    } else if e["ok"].as_bool() == Some(true) {
+        Outcome::Ok
+    } else if let Some(k) = e["error"].as_str() {
+        Outcome::Error(k.to_owned())
+    } else {
+        Outcome::BodyError {
+            attached: e["attached"].as_str().unwrap().to_owned(),
+        }
+    }
+}
+
+/// The wait and lease cases of the shared table (its `outcomes`): the outcome every front gets.
+#[tokio::test]
+async fn every_wait_and_lease_case_has_its_outcome() {
+    let endpoint = Server::Moto.endpoint();
+    let table = new_table(&client_for(&endpoint), "key").await;
+    let config = |endpoint: &str| {
+        StoreConfig::builder()
+            .endpoint(endpoint)
+            .region("us-east-1")
+            .prefix("")
+            .table(&table)
+            .build()
+            .unwrap()
+    };
+    let direct = Store::with_client(client_for(&endpoint), config(&endpoint));
+    let v: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            ddblock_test_support::repo_root().join("compat-tests/bad-input.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    for (i, c) in v["outcomes"].as_array().unwrap().iter().enumerate() {
+        let case = c["case"].as_str().unwrap();
+        let name = format!("{}-{i}", c["name"].as_str().unwrap());
+        let proxy = ddblock_fault_proxy::start(ProxyConfig {
+            upstream: endpoint.clone(),
+            listen: "127.0.0.1:0".into(),
+            faults: c
+                .get("faults")
+                .map(|f| serde_json::from_value(f.clone()).expect("the case's faults"))
+                .unwrap_or_default(),
+        })
+        .await
+        .expect("proxy");
+        let store = Store::with_client(client_for(&proxy.url()), config(&proxy.url()));
+        assert_eq!(
+            outcome(c, &name, &store, &direct).await,
+            expected(c),
+            "{case}"
+        );
+        // The scripted faults happened (a case that passes without them proves nothing).
+        for (op, script) in c["faults"]["sequence"].as_object().into_iter().flatten() {
+            let script = script.as_array().unwrap().iter().filter_map(Value::as_str);
+            let want = script.clone().find(|f| *f != "ok").unwrap();
+            let outcome = if want == "throttle" {
+                "throttled"
+            } else {
+                "dropped"
+            };
+            assert!(
+                proxy.stats().count(op, outcome) > 0,
+                "{case}: no {want} of {op}"
+            );
+        }
+        if c["free_after"].as_bool() == Some(true) {
+            let lock = direct.lock(&name, 10).unwrap();
+            assert!(
+                !lock.is_locked().await.unwrap(),
+                "{case}: the lock is free after"
+            );
+        }
+        proxy.shutdown().await;
     }
 }

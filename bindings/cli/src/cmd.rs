@@ -5,7 +5,7 @@ use ddblock::admin::{
     ScanOptions, Scope, SweepOptions, TtlState,
 };
 use ddblock::format::input::ttl_from_str;
-use ddblock::{AcquireOutcome, Consistency, PhpValue, ReleaseOutcome, Store};
+use ddblock::{AcquireOutcome, Consistency, PhpValue, ReleaseOutcome, Store, Wait};
 use serde_json::{json, Value};
 
 use crate::out::{self, holder_json, holder_text, owner_json, print_json, ProgressLine};
@@ -83,15 +83,6 @@ pub fn acquire_json(lock: &ddblock::Lock, outcome: &AcquireOutcome) -> Value {
     }
 }
 
-/// One attempt (`wait` 0), or waiting up to `wait` (the core's `acquire_within`); still held
-/// at the end is `Held`.
-pub async fn try_acquire(
-    lock: &ddblock::Lock,
-    wait: std::time::Duration,
-) -> ddblock::Result<AcquireOutcome> {
-    lock.acquire_within((!wait.is_zero()).then_some(wait)).await
-}
-
 /// "lock `NAME` is held by owner "abcd…" (16 chars) until ... (in 25s)".
 pub fn held_message(name: &str, h: &ddblock::Holder) -> String {
     format!("lock `{name}` is held by {}", holder_text(h))
@@ -102,7 +93,8 @@ async fn acquire(store: &Store, json: bool, a: &AcquireArgs) -> ddblock::Result<
         Some(o) => store.lock_with_owner(&a.name, ttl_from_str(&a.ttl)?, o.clone())?,
         None => store.lock(&a.name, ttl_from_str(&a.ttl)?)?,
     };
-    let outcome = try_acquire(&lock, a.wait).await?;
+    // The core's one wait parser: a bad wait is a `config` error, as in every front.
+    let outcome = lock.acquire_within(Wait::parse(&a.wait)?).await?;
     if json {
         print_json(&acquire_json(&lock, &outcome));
     }

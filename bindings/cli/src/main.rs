@@ -209,9 +209,14 @@ pub struct RunArgs {
     /// Lock ttl in whole seconds (0 means Laravel's default of 86400)
     #[arg(long, value_name = "SECS", allow_negative_numbers = true)]
     pub ttl: String,
-    /// Wait up to SECS for the lock (0: try once)
-    #[arg(long, value_name = "SECS", default_value = "0", value_parser = parse_secs, allow_negative_numbers = true)]
-    pub wait: Duration,
+    /// Wait up to SECS for the lock (0: try once; forever: no limit)
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value = "0",
+        allow_negative_numbers = true
+    )]
+    pub wait: String,
     /// Refresh the lock every ttl/3 (--heartbeat-interval) while CMD runs; if the lease is lost, stop CMD and exit 76
     #[arg(long)]
     pub heartbeat: bool,
@@ -251,9 +256,14 @@ pub struct AcquireArgs {
     /// Owner token (default: 16 random characters, as Laravel)
     #[arg(long, value_name = "OWNER")]
     pub owner: Option<String>,
-    /// Wait up to SECS for the lock (0: try once)
-    #[arg(long, value_name = "SECS", default_value = "0", value_parser = parse_secs, allow_negative_numbers = true)]
-    pub wait: Duration,
+    /// Wait up to SECS for the lock (0: try once; forever: no limit)
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value = "0",
+        allow_negative_numbers = true
+    )]
+    pub wait: String,
 }
 
 /// `release`.

@@ -142,34 +142,27 @@ pub async fn once(store: &Store, g: &Global, a: &OnceArgs) -> ddblock::Result<i3
             EXIT_FAILURE
         }
     };
-    if code == EXIT_OK {
-        if out::now() > claim.expires_at() {
+    // The core's rule: done after a command that succeeded, given back after one that failed.
+    match (code == EXIT_OK, claim.finish(code == EXIT_OK).await) {
+        (true, Ok(())) => Ok(EXIT_OK),
+        (true, Err(e)) => Ok(out::error(&e, false)),
+        (false, Ok(())) => {
             eprintln!(
-                "ddblock: warning: the claim on event `{}` expired (ttl {} s) while the command ran",
-                a.event,
-                once.claim_ttl_secs()
+                "ddblock: the command failed (exit {code}); the claim on event `{}` is given back \
+                 to the next delivery",
+                a.event
             );
+            Ok(code)
         }
-        return Ok(match claim.done().await {
-            Ok(()) => EXIT_OK,
-            Err(e) => out::error(&e, false),
-        });
+        (false, Err(e)) => {
+            eprintln!(
+                "ddblock: the command failed (exit {code}) and giving the claim back failed too \
+                 ({}): {e}; it frees itself at its expiry",
+                e.kind().as_str()
+            );
+            Ok(code)
+        }
     }
-    match claim.give_back().await {
-        Ok(true) => eprintln!(
-            "ddblock: the command failed (exit {code}); claim on event `{}` given back",
-            a.event
-        ),
-        Ok(false) => eprintln!(
-            "ddblock: the command failed (exit {code}); the claim on event `{}` was no longer ours",
-            a.event
-        ),
-        Err(e) => eprintln!(
-            "ddblock: the command failed (exit {code}) and giving the claim back failed too ({e}); \
-             it frees itself at its expiry"
-        ),
-    }
-    Ok(code)
 }
 
 /// `ddblock once-status EVENT`.

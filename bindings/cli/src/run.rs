@@ -6,22 +6,22 @@
 //! sent by the kernel to the whole foreground process group, CMD included, so they are not sent a
 //! second time. A signal while waiting for the lock stops waiting (exit 128+N).
 //!
-//! A lease lost under `--heartbeat` (the core's heartbeat says so, or the release after CMD finds
-//! the lock no longer ours) stops CMD by default: SIGTERM to CMD, as a forwarded signal is sent
+//! The end of the lease is the core's (`Held::finish`): a lease lost under `--heartbeat` (a
+//! refresh found the lock no longer ours, or CMD outlasted the lease) stops CMD by default: SIGTERM to CMD, as a forwarded signal is sent
 //! (CMD shares ddblock's process group so that the terminal's ^C reaches it, so the group itself
 //! is not signalled), SIGKILL after `--kill-after`, then exit 76. `--on-lease-lost warn` only
 //! says so on stderr.
 
 use std::os::unix::process::ExitStatusExt;
 
-use ddblock::{AcquireOutcome, Lock, ReleaseOutcome, Store};
+use ddblock::{AcquireOutcome, Store, Wait};
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::exfiltrator::WithOrigin;
 use signal_hook::iterator::SignalsInfo;
 use signal_hook::low_level::siginfo::Cause;
 use tokio::sync::mpsc;
 
-use crate::cmd::{acquire_json, held_message, try_acquire};
+use crate::cmd::{acquire_json, held_message};
 use crate::out::{self, print_json};
 use crate::{Global, OnLeaseLost, RunArgs, EXIT_FAILURE, EXIT_HELD, EXIT_LEASE_LOST};
 
@@ -60,9 +60,11 @@ fn command_text(a: &RunArgs) -> String {
         .join(" ")
 }
 
-/// Runs the command under the lock; returns the exit status.
+/// Runs the command under the lock (the core's `enter`, then `Held::finish`, which decides the
+/// end of the lease); returns the exit status.
 pub async fn run(store: &Store, g: &Global, a: &RunArgs) -> ddblock::Result<i32> {
     let lock = store.lock(&a.name, ddblock::format::input::ttl_from_str(&a.ttl)?)?;
+    let wait = Wait::parse(&a.wait)?;
     let mut signals = match catch_signals() {
         Ok(rx) => rx,
         Err(e) => {
@@ -73,29 +75,34 @@ pub async fn run(store: &Store, g: &Global, a: &RunArgs) -> ddblock::Result<i32>
         }
     };
 
-    let outcome = tokio::select! {
-        r = try_acquire(&lock, a.wait) => r?,
+    let entered = tokio::select! {
+        r = lock.clone().enter_kept(wait, a.heartbeat) => r,
         Some(sig) = signals.recv() => {
-            // Our put may have landed before the signal: a conditional release is safe either way.
+            // Dropping the acquire deletes its write if it landed (the core's cancellation); the
+            // conditional release is safe either way.
             let _ = lock.release().await;
             eprintln!("ddblock: interrupted by signal {} while waiting for lock `{}`", sig.number, a.name);
             return Ok(128 + sig.number);
         }
     };
-    let expires_at = match &outcome {
-        AcquireOutcome::Acquired { expires_at, .. } => *expires_at,
-        AcquireOutcome::Held(h) => {
+    let held = match entered {
+        Ok(held) => held,
+        Err(ddblock::Error::LockTimeout {
+            holder: Some(h), ..
+        }) => {
             if g.json {
-                print_json(&acquire_json(&lock, &outcome));
+                print_json(&acquire_json(&lock, &AcquireOutcome::Held((*h).clone())));
             }
             eprintln!(
                 "ddblock: {}; not running {}",
-                held_message(&a.name, h),
+                held_message(&a.name, &h),
                 command_text(a)
             );
             return Ok(EXIT_HELD);
         }
+        Err(e) => return Err(e),
     };
+    let lock = held.lock();
 
     let mut command = tokio::process::Command::new(&a.command[0]);
     command
@@ -111,7 +118,7 @@ pub async fn run(store: &Store, g: &Global, a: &RunArgs) -> ddblock::Result<i32>
     let mut child = match command.spawn() {
         Ok(c) => c,
         Err(e) => {
-            release(&lock, a, None).await;
+            finish(held, a, false).await;
             eprintln!(
                 "ddblock: cannot run `{}`: {e}",
                 a.command[0].to_string_lossy()
@@ -125,18 +132,12 @@ pub async fn run(store: &Store, g: &Global, a: &RunArgs) -> ddblock::Result<i32>
     };
     let pid = child.id().map(|p| p as libc::pid_t);
     let stop_on_loss = a.on_lease_lost == OnLeaseLost::Stop;
-
-    let heartbeat = a.heartbeat.then(|| lock.heartbeat());
-    let mut lost: Option<String> = None;
+    let mut reported = false;
     let mut kill_at: Option<tokio::time::Instant> = None;
 
     let status = {
-        let lease_lost = async {
-            match &heartbeat {
-                Some(h) => h.lost().await,
-                None => std::future::pending().await,
-            }
-        };
+        // Never resolves without --heartbeat.
+        let lease_lost = held.lease().lost();
         tokio::pin!(lease_lost);
         loop {
             tokio::select! {
@@ -146,12 +147,12 @@ pub async fn run(store: &Store, g: &Global, a: &RunArgs) -> ddblock::Result<i32>
                         send(pid, sig.number);
                     }
                 }
-                reason = &mut lease_lost, if lost.is_none() => {
+                reason = &mut lease_lost, if !reported => {
                     if stop_on_loss {
                         eprintln!(
                             "ddblock: LOCK LOST: lock `{}`: {reason}. Stopping the command (SIGTERM, \
                              then SIGKILL after {}).",
-                            lock.name(),
+                            a.name,
                             ddblock::time::human(a.kill_after)
                         );
                         send(pid, libc::SIGTERM);
@@ -160,10 +161,10 @@ pub async fn run(store: &Store, g: &Global, a: &RunArgs) -> ddblock::Result<i32>
                         eprintln!(
                             "ddblock: LOCK LOST: lock `{}`: {reason}. The command keeps running \
                              WITHOUT the lock.",
-                            lock.name()
+                            a.name
                         );
                     }
-                    lost = Some(reason);
+                    reported = true;
                 }
                 () = sleep_until(kill_at), if kill_at.is_some() => {
                     eprintln!(
@@ -176,34 +177,8 @@ pub async fn run(store: &Store, g: &Global, a: &RunArgs) -> ddblock::Result<i32>
             }
         }
     };
-    if let Some(h) = heartbeat {
-        h.stop().await;
-    }
-    let released = release(&lock, a, (!a.heartbeat).then_some(expires_at)).await;
-    if a.heartbeat && lost.is_none() {
-        let found = match &released {
-            Some(ReleaseOutcome::NotHeld) => Some("gone".to_owned()),
-            Some(ReleaseOutcome::HeldByOther(h)) => {
-                Some(format!("held by {}", out::holder_text(h)))
-            }
-            Some(ReleaseOutcome::Released) | None => None,
-        };
-        if let Some(found) = found {
-            // CMD ended before the next refresh could see it: not all of CMD ran under the lock.
-            let verdict = if stop_on_loss {
-                "the command ended, but not all of it under the lock"
-            } else {
-                "the command ran WITHOUT the lock for a while"
-            };
-            eprintln!(
-                "ddblock: LOCK LOST: lock `{}`: at release the lock was {found} (it expired and \
-                 was taken over, or was released or force-released); {verdict}.",
-                a.name
-            );
-            lost = Some(found);
-        }
-    }
-    if lost.is_some() && stop_on_loss {
+    let lost = finish(held, a, reported).await;
+    if lost && a.heartbeat && stop_on_loss {
         return Ok(EXIT_LEASE_LOST);
     }
 
@@ -236,46 +211,41 @@ async fn sleep_until(at: Option<tokio::time::Instant>) {
     }
 }
 
-/// Releases after CMD; without `--heartbeat`, warns when the lock lapsed while CMD ran
-/// (`expires_at`: the expiry taken at acquire). Returns what the release found, `None` when it
-/// failed (said on stderr).
-async fn release(lock: &Lock, a: &RunArgs, expires_at: Option<i64>) -> Option<ReleaseOutcome> {
-    let hint = "; use --heartbeat or a longer --ttl";
-    let lapsed = format!(
-        "ddblock: warning: lock `{}` expired (ttl {} s) while the command ran",
-        a.name,
-        lock.ttl_secs()
-    );
-    let outcome = match lock.release().await {
-        Ok(o) => o,
+/// Ends the lease after CMD by the core's rule ([`ddblock::Held::finish`]) and says on stderr
+/// what went wrong: a lease lost while CMD ran (unless already `reported`), a failed release.
+/// True when the lease was lost.
+async fn finish(held: ddblock::Held, a: &RunArgs, reported: bool) -> bool {
+    match held.finish().await {
+        Ok(()) => false,
+        Err(ddblock::Error::LeaseLost { reason, .. }) => {
+            if !reported {
+                let verdict = match (a.heartbeat, a.on_lease_lost) {
+                    (false, _) => "use --heartbeat or a longer --ttl",
+                    (true, OnLeaseLost::Stop) => {
+                        "the command ended, but not all of it under the lock"
+                    }
+                    (true, OnLeaseLost::Warn) => "the command ran WITHOUT the lock for a while",
+                };
+                let what = if a.heartbeat { "LOCK LOST" } else { "warning" };
+                eprintln!(
+                    "ddblock: {what}: lock `{}` (ttl {} s): {reason}; {verdict}",
+                    a.name,
+                    a.ttl.trim()
+                );
+            }
+            true
+        }
         Err(e) => {
             eprintln!(
-                "ddblock: could not release lock `{}`: {}; it frees itself at its expiry",
+                "ddblock: could not release lock `{}` ({}): {}; it frees itself at its expiry",
                 a.name,
+                e.kind().as_str(),
                 e.to_string()
                     .split_whitespace()
                     .collect::<Vec<_>>()
                     .join(" ")
             );
-            return None;
-        }
-    };
-    // With a heartbeat, `run` itself reports a lock that was no longer ours.
-    if !a.heartbeat {
-        match &outcome {
-            ReleaseOutcome::Released => {
-                if let Some(e) = expires_at.filter(|e| out::now() > *e) {
-                    eprintln!(
-                        "{lapsed}: others could have taken it from {}{hint}",
-                        ddblock::time::utc(e + 1)
-                    );
-                }
-            }
-            ReleaseOutcome::NotHeld => eprintln!("{lapsed} and is gone{hint}"),
-            ReleaseOutcome::HeldByOther(h) => {
-                eprintln!("{lapsed} and is now held by {}{hint}", out::holder_text(h))
-            }
+            false
         }
     }
-    Some(outcome)
 }

@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use ddblock::admin::{ClockReading, CreateTableOptions, DoctorOptions, ScanOptions, TtlState};
 use ddblock::format::input::{timeout_from_secs_f64, Amount};
-use ddblock::{ErrorKind, Heartbeat, KeyLayout, LockBackendKind, StoreConfig};
+use ddblock::{
+    ErrorKind, Heartbeat, Held, KeyLayout, LeaseSignal, LockBackendKind, StoreConfig, Wait,
+};
 use napi::bindgen_prelude::{PromiseRaw, Result};
 use napi::Env;
 use napi_derive::napi;
@@ -67,9 +69,14 @@ pub struct StoreOptions {
     pub bucket: Option<String>,
 }
 
-/// Milliseconds from JS as a Duration (the core's rule for waits and timeouts).
+/// Milliseconds from JS as a Duration (the core's rule for timeouts).
 fn millis(what: &str, ms: f64) -> Result<Duration> {
     timeout_from_secs_f64(what, ms / 1000.0).napi()
+}
+
+/// A wait in milliseconds from JS as the core's [`Wait`]: 0 tries once, `Infinity` waits forever.
+fn wait_of(ms: f64) -> Result<Wait> {
+    Wait::from_secs_f64(ms / 1000.0).napi()
 }
 
 fn config(o: StoreOptions) -> Result<StoreConfig> {
@@ -514,15 +521,15 @@ impl Lock {
     pub async fn heartbeat(&self) -> Result<NativeHeartbeat> {
         let hb = self.inner.heartbeat();
         Ok(NativeHeartbeat {
-            lost: hb.subscribe(),
+            signal: hb.signal(),
             inner: tokio::sync::Mutex::new(Some(hb)),
         })
     }
 
-    /// Takes the lock: one conditional UpdateItem without `waitMs`; with it, retries for up to
-    /// `waitMs`. True when the lock is ours, false when someone else still holds it. When
-    /// `cancel` is cancelled first, the acquire in flight is dropped (the core deletes its write
-    /// if it landed) and the promise rejects with `ABORTED`.
+    /// Takes the lock: one attempt without `waitMs` (or with 0); with it, watches and tries
+    /// again for up to `waitMs` (`Infinity`: no limit). True when the lock is ours, false when
+    /// someone else still holds it. When `cancel` is cancelled first, the acquire in flight is
+    /// dropped (the core deletes its write if it landed) and the promise rejects with `ABORTED`.
     #[napi(ts_return_type = "Promise<boolean>")]
     pub fn acquire<'env>(
         &self,
@@ -530,7 +537,7 @@ impl Lock {
         wait_ms: Option<f64>,
         cancel: Option<&NativeCancel>,
     ) -> Result<PromiseRaw<'env, bool>> {
-        let wait = wait_ms.map(|ms| millis("waitMs", ms)).transpose()?;
+        let wait = wait_of(wait_ms.unwrap_or(0.0))?;
         let lock = self.inner.clone();
         let cancel = cancel.map(NativeCancel::subscribe);
         env.spawn_future(async move {
@@ -540,9 +547,9 @@ impl Lock {
         })
     }
 
-    /// Retries for up to `timeoutMs`; resolves to the expiry (Unix seconds) or rejects with
-    /// `LOCK_TIMEOUT` (Laravel's `block`), or with `ABORTED` when `cancel` is cancelled first
-    /// (as `acquire`).
+    /// Waits up to `timeoutMs` (0: one attempt; `Infinity`: no limit); resolves to the expiry
+    /// (Unix seconds) or rejects with `LOCK_TIMEOUT` (Laravel's `block`), or with `ABORTED` when
+    /// `cancel` is cancelled first (as `acquire`).
     #[napi(ts_return_type = "Promise<number>")]
     pub fn block<'env>(
         &self,
@@ -550,13 +557,37 @@ impl Lock {
         timeout_ms: f64,
         cancel: Option<&NativeCancel>,
     ) -> Result<PromiseRaw<'env, i64>> {
-        let timeout = millis("timeoutMs", timeout_ms)?;
+        let wait = wait_of(timeout_ms)?;
         let lock = self.inner.clone();
         let cancel = cancel.map(NativeCancel::subscribe);
         env.spawn_future(async move {
             let name = lock.name().to_owned();
-            let block = async move { lock.block(timeout).await.napi() };
+            let block = async move { lock.block(wait).await.napi() };
             cancellable(&name, cancel, block).await
+        })
+    }
+
+    /// Takes the lock as `block` does and starts its heartbeat: the start of `withLock` (the
+    /// core's `Held`).
+    #[napi(ts_return_type = "Promise<NativeHeld>")]
+    pub fn enter<'env>(
+        &self,
+        env: &'env Env,
+        timeout_ms: f64,
+        cancel: Option<&NativeCancel>,
+    ) -> Result<PromiseRaw<'env, NativeHeld>> {
+        let wait = wait_of(timeout_ms)?;
+        let lock = self.inner.clone();
+        let cancel = cancel.map(NativeCancel::subscribe);
+        env.spawn_future(async move {
+            let name = lock.name().to_owned();
+            let enter = async move { lock.enter(wait).await.napi() };
+            let held = cancellable(&name, cancel, enter).await?;
+            Ok(NativeHeld {
+                name,
+                signal: held.lease().signal().clone(),
+                inner: tokio::sync::Mutex::new(Some(held)),
+            })
         })
     }
 
@@ -606,7 +637,7 @@ impl Lock {
 #[napi]
 pub struct NativeHeartbeat {
     inner: tokio::sync::Mutex<Option<Heartbeat>>,
-    lost: tokio::sync::watch::Receiver<Option<String>>,
+    signal: LeaseSignal,
 }
 
 #[napi]
@@ -614,15 +645,7 @@ impl NativeHeartbeat {
     /// Resolves with the reason when the lease is lost, or `null` once stopped without a loss.
     #[napi]
     pub async fn lost(&self) -> Option<String> {
-        let mut rx = self.lost.clone();
-        loop {
-            if let Some(reason) = rx.borrow_and_update().clone() {
-                return Some(reason);
-            }
-            if rx.changed().await.is_err() {
-                return None;
-            }
-        }
+        self.signal.ended().await
     }
 
     /// Stops refreshing; resolves with the reason the lease was lost, or `null`.
@@ -631,7 +654,42 @@ impl NativeHeartbeat {
         let hb = self.inner.lock().await.take();
         match hb {
             Some(hb) => hb.stop().await,
-            None => self.lost.borrow().clone(),
+            None => self.signal.reason(),
+        }
+    }
+}
+
+/// A lock entered by `withLock` (the core's `Held`): its heartbeat runs until `finish`.
+#[napi]
+pub struct NativeHeld {
+    name: String,
+    inner: tokio::sync::Mutex<Option<Held>>,
+    signal: LeaseSignal,
+}
+
+#[napi]
+impl NativeHeld {
+    /// Rejects with `LEASE_LOST` when the lease is lost during the body; resolves once the
+    /// lease ended kept.
+    #[napi]
+    pub async fn lost(&self) -> Result<()> {
+        match self.signal.ended().await {
+            Some(reason) => Err(error::to_napi(ddblock::Error::LeaseLost {
+                name: self.name.clone(),
+                reason,
+            })),
+            None => Ok(()),
+        }
+    }
+
+    /// Ends the lease by the core's one rule: stops the heartbeat and releases; rejects with
+    /// `LEASE_LOST`, or the release's error (again: nothing more).
+    #[napi]
+    pub async fn finish(&self) -> Result<()> {
+        let held = self.inner.lock().await.take();
+        match held {
+            Some(held) => held.finish().await.napi(),
+            None => Ok(()),
         }
     }
 }

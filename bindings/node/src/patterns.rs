@@ -238,6 +238,17 @@ impl NativeClaim {
         }
     }
 
+    /// Ends the handler's claim by the core's rule: done when `handlerOk`, else given back
+    /// (rejects with the give-back's error, for the caller to attach to the handler's).
+    #[napi]
+    pub async fn finish(&self, handler_ok: bool) -> Result<()> {
+        match &*self.outcome {
+            ClaimOutcome::Claimed(c) => c.finish(handler_ok).await.napi(),
+            ClaimOutcome::Skipped(_) if !handler_ok => Ok(()),
+            ClaimOutcome::Skipped(s) => Err(self.once.not_claimed(s)).napi(),
+        }
+    }
+
     /// Gives the claim back; false when it is not (or no longer) ours.
     #[napi]
     pub async fn give_back(&self) -> Result<bool> {

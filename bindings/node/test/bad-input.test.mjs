@@ -79,3 +79,76 @@ for (const c of cases) {
     }
   })
 }
+
+// The wait and lease cases of the same table (its `outcomes`): the outcome every front gets.
+const { outcomes } = JSON.parse(readFileSync(path.join(ROOT, 'compat-tests/bad-input.json'), 'utf8'))
+
+/** The case's wait in Node's idiom: `timeoutMs`, Infinity for forever. */
+const timeoutMsOf = (c) => (c.wait === 'forever' ? Infinity : c.wait === 'NaN' ? NaN : c.wait * 1000)
+
+/** The case's body: `raise` throws; `lose_lease` force-releases the lock from a second handle
+ * and waits until the lease-lost signal aborts. */
+async function body (c, direct, name, signal) {
+  if (c.body === 'raise') throw new Error('body')
+  if (c.body === 'lose_lease') {
+    await direct.lock(name).forceRelease()
+    await new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('the heartbeat never saw the lease lost')), 5000)
+      signal.addEventListener('abort', () => { clearTimeout(timer); resolve() }, { once: true })
+    })
+  }
+}
+
+/** What the case did, in the table's words (its `expect`). */
+async function outcome (c, store, direct) {
+  const name = c.name
+  try {
+    if (c.op === 'acquire') {
+      if (c.held_by_other) assert.ok(await direct.lock(name, { ttl: 60 }).acquire())
+      return { acquired: await store.lock(name, { ttl: c.ttl }).acquire({ wait: { timeoutMs: timeoutMsOf(c) } }) }
+    }
+    const attached = (e) => {
+      if (e instanceof DdblockError) throw e
+      return { body_error: true, attached: e.lockError?.code?.toLowerCase() ?? null }
+    }
+    if (c.op === 'with_lock') {
+      try {
+        await store.withLock(name, { ttl: c.ttl, timeoutMs: timeoutMsOf(c) }, (_lock, signal) => body(c, direct, name, signal))
+      } catch (e) { return attached(e) }
+      return { ok: true }
+    }
+    if (c.op === 'once_run') {
+      try {
+        await store.once(name, { ttl: c.ttl }).run(() => body(c, direct, name))
+      } catch (e) { return attached(e) }
+      return { ok: true }
+    }
+  } catch (e) {
+    if (!(e instanceof DdblockError)) throw e
+    return { error: e.code.toLowerCase() }
+  }
+  throw new Error(`unknown op ${c.op}`)
+}
+
+for (const c of outcomes) {
+  test(`wait and lease: ${c.case}`, async () => {
+    const table = await freshTable(endpoint)
+    const proxy = await faultProxy(endpoint, [])
+    const options = { table, region: 'us-east-1', prefix: '' }
+    const direct = new Store({ ...options, endpoint })
+    try {
+      await proxy.faults(c.faults ?? {})
+      const got = await outcome(c, new Store({ ...options, endpoint: proxy.url }), direct)
+      // The scripted faults happened (a case that passes without them proves nothing).
+      const { ops } = await (await fetch(proxy.url + '/__proxy/stats')).json()
+      for (const [op, script] of Object.entries(c.faults?.sequence ?? {})) {
+        const want = script.find((f) => f !== 'ok')
+        assert.ok((ops[op]?.[want === 'throttle' ? 'throttled' : 'dropped'] ?? 0) > 0, `no ${want} of ${op}`)
+      }
+      assert.deepEqual(got, c.expect)
+    } finally {
+      proxy.stop()
+    }
+    if (c.free_after) assert.equal(await direct.lock(c.name).isLocked(), false)
+  })
+}

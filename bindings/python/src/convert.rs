@@ -5,8 +5,6 @@
 //! `ddblock.PhpObject`. PHP → Python: strings come back as `str` when they are UTF-8, else
 //! `bytes`; an array whose keys are 0..n in order comes back as a `list`, any other as a `dict`.
 
-use std::time::Duration;
-
 use ddblock::admin::{ClockReading, CreateTableReport, DoctorReport, TtlState};
 use ddblock::codec::{Limits, ObjectKind};
 use ddblock::format::input::{ttl_from_f64, Amount};
@@ -289,14 +287,6 @@ pub fn amount(v: &Bound<'_, PyAny>) -> PyResult<Amount> {
         "the amount to increment by must be an int or a float, not {}",
         v.get_type().name()?
     )))
-}
-
-/// A wait in seconds: `inf` means no limit.
-pub fn wait_duration(secs: f64) -> PyResult<Duration> {
-    if secs == f64::INFINITY {
-        return Ok(Duration::MAX);
-    }
-    ddblock::format::input::timeout_from_secs_f64("timeout", secs).map_err(errors::to_py)
 }
 
 fn ttl_state<'py>(py: Python<'py>, t: &TtlState) -> PyResult<Bound<'py, PyDict>> {

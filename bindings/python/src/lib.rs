@@ -87,7 +87,7 @@ mod _native {
     #[pymodule_export]
     const __version__: &str = env!("CARGO_PKG_VERSION");
     #[pymodule_export]
-    use super::lock::{PyHeartbeat, PyLock};
+    use super::lock::{PyHeartbeat, PyHeld, PyLock};
     #[pymodule_export]
     use super::patterns::{PyClaim, PyConflictRetry, PyOnce, PyVersioned};
     #[pymodule_export]

@@ -1,13 +1,12 @@
 //! `ddblock._native.Lock`: holds a core `Lock`; every operation returns a [`Pending`].
 
 use std::sync::Mutex;
-use std::time::Duration;
 
-use ddblock::{Heartbeat, Lock};
+use ddblock::{Heartbeat, Held, Lease, Lock, Wait};
 use pyo3::prelude::*;
 use tokio::sync::watch;
 
-use crate::convert::{wait_duration, OptHolder};
+use crate::convert::OptHolder;
 use crate::pending::Pending;
 use crate::runtime;
 
@@ -56,6 +55,7 @@ impl PyLock {
         let _in_runtime = runtime::get().enter();
         let heartbeat = self.inner.heartbeat();
         PyHeartbeat {
+            name: self.inner.name().to_owned(),
             lost: heartbeat.subscribe(),
             inner: Mutex::new(Some(heartbeat)),
         }
@@ -71,26 +71,33 @@ impl PyLock {
         )
     }
 
-    /// Takes the lock: `wait=None` one attempt; else retries up to `wait` seconds (`inf`: no
-    /// limit). True when it is ours.
-    #[pyo3(signature = (wait))]
-    fn acquire(&self, wait: Option<f64>) -> PyResult<Pending> {
-        let wait: Option<Duration> = wait.map(wait_duration).transpose()?;
+    /// Takes the lock, waiting `wait` seconds (0: one attempt; `inf`: no limit); True when ours.
+    fn acquire(&self, wait: f64) -> PyResult<Pending> {
+        let wait = Wait::from_secs_f64(wait).map_err(crate::errors::to_py)?;
         let l = self.inner.clone();
         Ok(Pending::interruptible(async move {
             l.acquire_within(wait).await.map(|o| o.is_acquired())
         }))
     }
 
-    /// Waits up to `wait` seconds (`None`: no limit) or raises `LockTimeout`; the expiry.
-    #[pyo3(signature = (wait))]
-    fn block(&self, wait: Option<f64>) -> PyResult<Pending> {
-        let wait = wait
-            .map(wait_duration)
-            .transpose()?
-            .unwrap_or(Duration::MAX);
+    /// Waits `wait` seconds (0: one attempt; `inf`: no limit) or raises `LockTimeout`; the expiry.
+    fn block(&self, wait: f64) -> PyResult<Pending> {
+        let wait = Wait::from_secs_f64(wait).map_err(crate::errors::to_py)?;
         let l = self.inner.clone();
         Ok(Pending::interruptible(async move { l.block(wait).await }))
+    }
+
+    /// Takes the lock as `block` does and starts its heartbeat: the start of `with` (see `Held`).
+    fn enter(&self, wait: f64) -> PyResult<Pending> {
+        let wait = Wait::from_secs_f64(wait).map_err(crate::errors::to_py)?;
+        let l = self.inner.clone();
+        Ok(Pending::interruptible(async move {
+            let held = l.enter(wait).await?;
+            Ok(PyHeld {
+                lease: held.lease().clone(),
+                inner: Mutex::new(Some(held)),
+            })
+        }))
     }
 
     fn release(&self) -> Pending {
@@ -130,6 +137,7 @@ impl PyLock {
 /// lease is lost (and stays so after `stop`).
 #[pyclass(module = "ddblock._native", name = "Heartbeat", frozen)]
 pub struct PyHeartbeat {
+    name: String,
     inner: Mutex<Option<Heartbeat>>,
     /// The loss signal; it keeps its last value once the heartbeat is stopped.
     lost: watch::Receiver<Option<String>>,
@@ -149,6 +157,23 @@ impl PyHeartbeat {
         self.lost.borrow().clone()
     }
 
+    /// Stops refreshing (again: nothing more); raises `LeaseLost` if the lease was lost.
+    fn finish(&self) -> Pending {
+        let hb = self.inner.lock().ok().and_then(|mut h| h.take());
+        // Stopped before: the loss it saw, if any, is still the answer.
+        let seen = self.reason().map(|reason| ddblock::Error::LeaseLost {
+            name: self.name.clone(),
+            reason,
+        });
+        Pending::new(async move {
+            match (hb, seen) {
+                (Some(hb), _) => hb.finish().await,
+                (None, Some(lost)) => Err(lost),
+                (None, None) => Ok(()),
+            }
+        })
+    }
+
     /// Stops refreshing (again: nothing more); the reason the lease was lost, or `None`.
     fn stop(&self) -> Pending {
         let hb = self.inner.lock().ok().and_then(|mut h| h.take());
@@ -158,6 +183,34 @@ impl PyHeartbeat {
                 Some(hb) => hb.stop().await,
                 None => lost.borrow().clone(),
             })
+        })
+    }
+}
+
+/// A lock entered by `with` (the core's `Held`): its heartbeat runs until `finish`, which ends
+/// the lease by the core's one rule (raises `LeaseLost`, or the release's error).
+#[pyclass(module = "ddblock._native", name = "Held", frozen)]
+pub struct PyHeld {
+    inner: Mutex<Option<Held>>,
+    lease: Lease,
+}
+
+#[pymethods]
+impl PyHeld {
+    /// Whether the heartbeat has seen the lease lost.
+    #[getter]
+    fn lost(&self) -> bool {
+        self.lease.is_lost()
+    }
+
+    /// Stops the heartbeat and releases (again: nothing more).
+    fn finish(&self) -> Pending {
+        let held = self.inner.lock().ok().and_then(|mut h| h.take());
+        Pending::new(async move {
+            match held {
+                Some(held) => held.finish().await,
+                None => Ok(()),
+            }
         })
     }
 }

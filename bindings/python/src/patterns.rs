@@ -148,6 +148,19 @@ impl PyClaim {
         })
     }
 
+    /// Ends the handler's claim by the core's rule: done when `handler_ok`, else given back
+    /// (raises the give-back's error, for the caller to attach to the handler's).
+    fn finish(&self, handler_ok: bool) -> Pending {
+        let (once, outcome) = (self.once.clone(), self.outcome.clone());
+        Pending::new(async move {
+            match &*outcome {
+                ClaimOutcome::Claimed(c) => c.finish(handler_ok).await,
+                ClaimOutcome::Skipped(_) if !handler_ok => Ok(()),
+                ClaimOutcome::Skipped(s) => Err(once.not_claimed(s)),
+            }
+        })
+    }
+
     /// Gives the claim back; False when it is not (or no longer) ours.
     fn give_back(&self) -> Pending {
         let outcome = self.outcome.clone();

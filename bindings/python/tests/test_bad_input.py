@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
 import tempfile
+import time
 from typing import Any
 
 import pytest
@@ -113,3 +115,88 @@ def test_bad_input_gets_its_kind(case: dict[str, Any]) -> None:
         if proxy is not None:
             proxy.close()
     assert info.value.kind == case["kind"], str(info.value)
+
+
+OUTCOMES: list[dict[str, Any]] = json.loads((ROOT / "compat-tests/bad-input.json").read_text())[
+    "outcomes"
+]
+
+
+def timeout_of(c: dict[str, Any]) -> float | None:
+    """The case's wait in Python's idiom: ``timeout=`` seconds, None for forever."""
+    w = c["wait"]
+    if w == "forever":
+        return None
+    return float("nan") if w == "NaN" else float(w)
+
+
+def body(c: dict[str, Any], direct: ddblock.Store, lock: ddblock.Lock | None) -> None:
+    """The case's body: ``raise`` fails; ``lose_lease`` force-releases the lock from a second
+    handle and waits until the heartbeat has seen it."""
+    if c["body"] == "raise":
+        raise RuntimeError("body")
+    if c["body"] == "lose_lease":
+        assert lock is not None
+        direct.lock(lock.name).force_release()
+        deadline = time.monotonic() + 5
+        while not lock.lease_lost and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert lock.lease_lost, "the heartbeat sees the lease lost"
+
+
+def outcome(c: dict[str, Any], name: str, store: ddblock.Store, direct: ddblock.Store) -> Any:
+    """What the case did, in the table's words (its ``expect``)."""
+    try:
+        if c["op"] == "acquire":
+            if c.get("held_by_other"):
+                assert direct.lock(name, 60).acquire(blocking=False)
+            return {"acquired": store.lock(name, c["ttl"]).acquire(timeout=timeout_of(c))}
+        if c["op"] == "with_lock":
+            try:
+                with store.lock(name, c["ttl"], timeout=timeout_of(c)) as lock:
+                    body(c, direct, lock)
+            except RuntimeError as e:
+                return {"body_error": True, "attached": attached_kind(e)}
+            return {"ok": True}
+        if c["op"] == "once_run":
+            try:
+                store.once(name, ttl=c["ttl"]).run(lambda: body(c, direct, None))
+            except RuntimeError as e:
+                return {"body_error": True, "attached": attached_kind(e)}
+            return {"ok": True}
+    except ddblock.DdblockError as e:
+        return {"error": e.kind}
+    raise AssertionError(c["op"])
+
+
+def attached_kind(e: BaseException) -> str | None:
+    """The kind of the ddblock error that rides on the body's exception as a note
+    (``ddblock: ... failed too (KIND): message``)."""
+    for note in getattr(e, "__notes__", []):
+        m = re.match(r"ddblock: .* failed too \((\w+)\): ", note)
+        if m:
+            return m.group(1)
+    return None
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="notes are Python 3.11+")
+@pytest.mark.parametrize("case", OUTCOMES, ids=[c["case"] for c in OUTCOMES])
+def test_wait_and_lease_case_has_its_outcome(case: dict[str, Any]) -> None:
+    endpoint = endpoint_of("moto")
+    table = new_table(endpoint)
+    proxy = FaultProxy(endpoint)
+    try:
+        proxy.faults(**case.get("faults", {}))
+        store = ddblock.Store(table, endpoint_url=proxy.url, region="us-east-1", prefix="")
+        direct = ddblock.Store(table, endpoint_url=endpoint, region="us-east-1", prefix="")
+        got = outcome(case, case["name"], store, direct)
+        # The scripted faults happened (a case that passes without them proves nothing).
+        stats = proxy.stats()
+        for op, script in case.get("faults", {}).get("sequence", {}).items():
+            want = next(f for f in script if f != "ok")
+            assert stats[op].get("throttled" if want == "throttle" else "dropped", 0) > 0, op
+    finally:
+        proxy.close()
+    assert got == case["expect"], case["case"]
+    if case.get("free_after"):
+        assert not direct.lock(case["name"]).locked()

@@ -1,5 +1,6 @@
-//! Keeping a lease: the heartbeat that refreshes a held lock and says when the lease is lost,
-//! and `with_lock`, which runs work under a lock and never drops a lost lease or a failed release.
+//! Keeping a lease: the heartbeat that refreshes a held lock and says when the lease is lost;
+//! [`Held`], a lock entered for a body of work, whose `finish` decides the end of the lease for
+//! every front; and `with_lock`, built on it.
 
 use std::fmt;
 use std::future::Future;
@@ -10,7 +11,7 @@ use futures_util::FutureExt;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use super::{Lock, ReleaseOutcome};
+use super::{Lock, LockGuard, ReleaseOutcome, Wait};
 use crate::error::{Error, ErrorKind};
 
 /// Shortest pause between two refreshes.
@@ -22,6 +23,7 @@ const MIN_INTERVAL: Duration = Duration::from_millis(100);
 /// stays down). Dropping it stops it.
 #[derive(Debug)]
 pub struct Heartbeat {
+    name: String,
     lost: watch::Receiver<Option<String>>,
     task: Option<JoinHandle<()>>,
 }
@@ -46,6 +48,7 @@ impl Lock {
             let _ = tx.send(Some(reason));
         });
         Heartbeat {
+            name: self.name().to_owned(),
             lost: rx,
             task: Some(task),
         }
@@ -97,9 +100,17 @@ impl Heartbeat {
         self.lost.clone()
     }
 
+    /// The loss signal, apart from the heartbeat (which `stop` consumes): for a front that
+    /// waits on the loss while another call stops the heartbeat.
+    pub fn signal(&self) -> LeaseSignal {
+        LeaseSignal {
+            rx: self.lost.clone(),
+        }
+    }
+
     /// Resolves with the reason when the lease is lost; never, while it is kept.
     pub async fn lost(&self) -> String {
-        wait_lost(self.lost.clone()).await
+        self.signal().lost().await
     }
 
     /// Stops refreshing; the reason the lease was lost, if it was.
@@ -109,6 +120,16 @@ impl Heartbeat {
             let _ = task.await;
         }
         self.reason()
+    }
+
+    /// Stops refreshing; [`Error::LeaseLost`] if the lease was lost meanwhile. For a body run
+    /// under a heartbeat without the release (that is [`Held::finish`]).
+    pub async fn finish(self) -> Result<(), Error> {
+        let name = self.name.clone();
+        match self.stop().await {
+            Some(reason) => Err(Error::LeaseLost { name, reason }),
+            None => Ok(()),
+        }
     }
 }
 
@@ -120,14 +141,45 @@ impl Drop for Heartbeat {
     }
 }
 
-async fn wait_lost(mut rx: watch::Receiver<Option<String>>) -> String {
-    loop {
-        if let Some(r) = rx.borrow_and_update().clone() {
-            return r;
-        }
-        if rx.changed().await.is_err() {
+/// Whether a heartbeat's lease was lost, and why; it keeps its last value after the heartbeat
+/// stops. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct LeaseSignal {
+    rx: watch::Receiver<Option<String>>,
+}
+
+impl LeaseSignal {
+    /// Whether the lease has been lost.
+    pub fn is_lost(&self) -> bool {
+        self.rx.borrow().is_some()
+    }
+
+    /// Why the lease was lost, if it was.
+    pub fn reason(&self) -> Option<String> {
+        self.rx.borrow().clone()
+    }
+
+    /// Resolves with the reason when the lease is lost; never, while it is kept.
+    pub async fn lost(&self) -> String {
+        match self.ended().await {
+            Some(reason) => reason,
             // The heartbeat stopped without a loss: the lease was kept; wait forever.
-            std::future::pending::<()>().await;
+            None => std::future::pending().await,
+        }
+    }
+
+    /// Resolves when the lease ends: with the reason when it was lost, `None` when the
+    /// heartbeat stopped with the lease kept (the body finished). For a front's callback that
+    /// must settle either way (a JS promise).
+    pub async fn ended(&self) -> Option<String> {
+        let mut rx = self.rx.clone();
+        loop {
+            if let Some(r) = rx.borrow_and_update().clone() {
+                return Some(r);
+            }
+            if rx.changed().await.is_err() {
+                return rx.borrow().clone();
+            }
         }
     }
 }
@@ -136,7 +188,7 @@ async fn wait_lost(mut rx: watch::Receiver<Option<String>>) -> String {
 #[derive(Debug, Clone)]
 pub struct Lease {
     lock: Lock,
-    lost: watch::Receiver<Option<String>>,
+    lost: LeaseSignal,
 }
 
 impl Lease {
@@ -154,11 +206,16 @@ impl Lease {
     }
     /// Whether the lease has been lost: stop touching the protected resource.
     pub fn is_lost(&self) -> bool {
-        self.lost.borrow().is_some()
+        self.lost.is_lost()
     }
     /// Resolves with the reason when the lease is lost (select on it next to the work).
     pub async fn lost(&self) -> String {
-        wait_lost(self.lost.clone()).await
+        self.lost.lost().await
+    }
+    /// The loss signal (for a front that settles a promise either way: see
+    /// [`LeaseSignal::ended`]).
+    pub fn signal(&self) -> &LeaseSignal {
+        &self.lost
     }
 }
 
@@ -219,62 +276,145 @@ impl<T> From<Error> for WorkError<T> {
     }
 }
 
+/// A lock entered for a body of work ([`Lock::enter`]): acquired, kept by a heartbeat, and
+/// ended by [`Held::finish`], which decides the end of the lease once for every front (the
+/// core's `with_lock`, Python's `with`, Node's `withLock`, the CLI's `run`). Dropped without
+/// `finish`, it stops the heartbeat and releases in the background (as [`LockGuard`]).
+#[derive(Debug)]
+pub struct Held {
+    guard: LockGuard,
+    heartbeat: Option<Heartbeat>,
+    lease: Lease,
+    /// Without a heartbeat: the sender of a loss signal that never fires, kept until `finish`.
+    _unkept: Option<watch::Sender<Option<String>>>,
+}
+
 impl Lock {
-    /// Waits up to `timeout` for the lock, runs `work` with a heartbeat keeping the lease, and
-    /// releases the lock when the work returns or panics (the panic then continues). A lease lost
-    /// during the work ([`Error::LeaseLost`]: the heartbeat saw it, or the work did not end
-    /// within the lease and the release found the lock no longer ours) and a failed release are
-    /// errors, never dropped, and keep the work's value in [`WorkError::value`]. A release is a
-    /// release: after work that ended within its lease, a release that finds the lock gone or
-    /// already the next holder's (its first answer was lost, and the resend found the delete
-    /// done) left nothing of ours behind, and the call succeeds. If this future is dropped, the guard releases the lock in the
-    /// background (see [`crate::LockGuard`]).
-    pub async fn with_lock<F, Fut, T>(self, timeout: Duration, work: F) -> Result<T, WorkError<T>>
+    /// Takes the lock, waiting as `wait` says ([`Error::LockTimeout`] when it does not come),
+    /// and starts its heartbeat: the start of every "run this under the lock".
+    pub async fn enter(self, wait: impl Into<Wait>) -> Result<Held, Error> {
+        self.enter_kept(wait, true).await
+    }
+
+    /// [`Lock::enter`], with or without the heartbeat. Without it the lease is the ttl taken at
+    /// acquire, and [`Held::finish`] still says whether the body ended within it (the CLI's
+    /// `run` without `--heartbeat`).
+    pub async fn enter_kept(self, wait: impl Into<Wait>, heartbeat: bool) -> Result<Held, Error> {
+        let guard = self.block_guard(wait).await?;
+        let (heartbeat, signal, unkept) = if heartbeat {
+            let hb = guard.lock().heartbeat();
+            let signal = hb.signal();
+            (Some(hb), signal, None)
+        } else {
+            let (tx, rx) = watch::channel(None);
+            (None, LeaseSignal { rx }, Some(tx))
+        };
+        let lease = Lease {
+            lock: guard.lock().clone(),
+            lost: signal,
+        };
+        Ok(Held {
+            guard,
+            heartbeat,
+            lease,
+            _unkept: unkept,
+        })
+    }
+}
+
+impl Held {
+    /// The held lock.
+    pub fn lock(&self) -> &Lock {
+        self.guard.lock()
+    }
+
+    /// The lease, for the body: fence, time left, and the signal that it was lost.
+    pub fn lease(&self) -> &Lease {
+        &self.lease
+    }
+
+    /// Ends the body's lease: stops the heartbeat and releases. `Ok` when the body ran under the
+    /// lock to its end and nothing of ours is left. [`Error::LeaseLost`] is about the body, in
+    /// two cases: a refresh during the body found the lock no longer ours (or none succeeded in
+    /// time), or the body did not end within its lease by the local monotonic clock. The
+    /// release's own error when it failed. A release is a release: after a body that ended
+    /// within its lease, a release that finds the lock gone or already the next holder's (its
+    /// first answer was lost and the resend found the delete done) left nothing of ours behind,
+    /// and is `Ok`. After a body that failed, the front keeps the body's error and attaches this
+    /// one to it.
+    pub async fn finish(self) -> Result<(), Error> {
+        let Held {
+            guard, heartbeat, ..
+        } = self;
+        // Whether the body ended within the lease, by the local monotonic clock.
+        let within = guard.lock().remaining().is_some_and(|r| !r.is_zero());
+        let lost = match heartbeat {
+            Some(hb) => hb.stop().await,
+            None => None,
+        };
+        let name = guard.lock().name().to_owned();
+        let released = guard.release().await;
+        if let Some(reason) = lost {
+            return Err(Error::LeaseLost { name, reason });
+        }
+        let found = match released {
+            Err(e) => return Err(e),
+            Ok(found) if within => {
+                if found != ReleaseOutcome::Released {
+                    tracing::debug!(lock = %name, found = ?found, "released: the body ended within its lease; the release found the lock no longer ours (a resend after a lost answer)");
+                }
+                return Ok(());
+            }
+            Ok(found) => found,
+        };
+        let reason = match found {
+            ReleaseOutcome::Released => "the body outlasted the lease; nobody took the lock \
+                                         meanwhile, and the release deleted it"
+                .to_owned(),
+            ReleaseOutcome::NotHeld => "the body outlasted the lease, and at release the lock \
+                                        was gone: it expired and was swept, or was force-released"
+                .to_owned(),
+            ReleaseOutcome::HeldByOther(h) => format!(
+                "the body outlasted the lease, and at release the lock was held by {h}: ours \
+                 expired and was taken over"
+            ),
+        };
+        Err(Error::LeaseLost { name, reason })
+    }
+}
+
+impl Lock {
+    /// Waits for the lock as `wait` says, runs `work` with a heartbeat keeping the lease, and
+    /// releases the lock when the work returns or panics (the panic then continues): the
+    /// [`Lock::enter`] and [`Held::finish`] every front drives. A lease lost during the work
+    /// ([`Error::LeaseLost`]) and a failed release are errors, never dropped, and keep the
+    /// work's value in [`WorkError::value`]; a release whose resend finds the lock gone after
+    /// work that ended within its lease is a completed release (see [`Held::finish`]). If this
+    /// future is dropped, the lock is released in the background (see [`crate::LockGuard`]).
+    pub async fn with_lock<F, Fut, T>(
+        self,
+        wait: impl Into<Wait>,
+        work: F,
+    ) -> Result<T, WorkError<T>>
     where
         F: FnOnce(Lease) -> Fut,
         Fut: Future<Output = T>,
     {
-        let guard = self.block_guard(timeout).await?;
-        let heartbeat = guard.lock().heartbeat();
-        let lease = Lease {
-            lock: guard.lock().clone(),
-            lost: heartbeat.subscribe(),
-        };
-        let outcome = AssertUnwindSafe(work(lease)).catch_unwind().await;
-        // Whether the work ended within the lease, by the local monotonic clock.
-        let within = guard.lock().remaining().is_some_and(|r| !r.is_zero());
-        let lost = heartbeat.stop().await;
-        let name = guard.lock().name().to_owned();
-        let released = guard.release().await;
+        let held = self.enter(wait).await?;
+        let outcome = AssertUnwindSafe(work(held.lease().clone()))
+            .catch_unwind()
+            .await;
+        let end = held.finish().await;
         let value = match outcome {
             Err(panic) => std::panic::resume_unwind(panic),
             Ok(value) => value,
         };
-        let error = match (lost, released) {
-            (Some(reason), _) => Error::LeaseLost { name, reason },
-            (None, Ok(ReleaseOutcome::Released)) => return Ok(value),
-            (None, Ok(found)) if within => {
-                tracing::debug!(lock = %name, found = ?found, "released: the work ended within its lease; the release found the lock no longer ours (a resend after a lost answer)");
-                return Ok(value);
-            }
-            (None, Ok(ReleaseOutcome::NotHeld)) => Error::LeaseLost {
-                name,
-                reason: "the work outlasted the lease, and at release the lock was gone: it \
-                         expired and was swept, or was force-released"
-                    .into(),
-            },
-            (None, Ok(ReleaseOutcome::HeldByOther(h))) => Error::LeaseLost {
-                name,
-                reason: format!(
-                    "the work outlasted the lease, and at release the lock was held by {h}: \
-                     ours expired and was taken over"
-                ),
-            },
-            (None, Err(e)) => e,
-        };
-        Err(WorkError {
-            error,
-            value: Some(value),
-        })
+        match end {
+            Ok(()) => Ok(value),
+            Err(error) => Err(WorkError {
+                error,
+                value: Some(value),
+            }),
+        }
     }
 }

@@ -26,8 +26,8 @@ use crate::store::Store;
 
 use backend::LockBackend;
 pub use input::{lock_ttl, DEFAULT_LOCK_TTL_SECS};
-pub use lease::{Heartbeat, Lease, WorkError};
-pub use wait::LockGuard;
+pub use lease::{Heartbeat, Held, Lease, LeaseSignal, WorkError};
+pub use wait::{LockGuard, Wait};
 
 /// What `acquire()` found.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,31 +1,136 @@
-//! Waiting for a lock (`acquire_within`, `block`) and the guard that releases it.
+//! Waiting for a lock: how long ([`Wait`], one type and one parser for every front),
+//! `acquire_within`, `block`, and the guard that releases it.
 
+use std::fmt;
+use std::str::FromStr;
 use std::time::{Duration, Instant};
 
 use super::{waiters, AcquireOutcome, Lock, ReleaseOutcome};
 use crate::error::{Error, Result};
 use crate::holder::Holder;
 
+/// How long an acquire may wait for a held lock: the one wait of every front (Python's
+/// `blocking`/`timeout`, Node's `timeoutMs`, the CLI's `--wait`), so that "try once" takes one
+/// path everywhere.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Wait {
+    /// One attempt, as [`Lock::acquire`]: resent once after a lost answer, nothing read first.
+    #[default]
+    Once,
+    /// Watch the lock and try again until it is acquired or this long has passed (not zero).
+    UpTo(Duration),
+    /// Watch and try again until the lock is acquired or the call is cancelled.
+    Forever,
+}
+
+impl Wait {
+    /// A wait in seconds (a Python float, a JS number over 1000): 0 tries once, infinity waits
+    /// forever; NaN and negative waits are refused with a `Config` error naming the value.
+    pub fn from_secs_f64(secs: f64) -> Result<Wait> {
+        if secs.is_nan() || secs < 0.0 {
+            return Err(Error::Config(format!(
+                "a wait must be 0 or more seconds (0 tries once), or infinite to wait \
+                 forever; got {secs}"
+            )));
+        }
+        if secs == 0.0 {
+            return Ok(Wait::Once);
+        }
+        // Past Duration's range (about 584 billion years) is forever too.
+        Ok(Duration::try_from_secs_f64(secs).map_or(Wait::Forever, Wait::UpTo))
+    }
+
+    /// A wait as text (a command-line argument, an environment variable): seconds, where 0 (or
+    /// `once`) tries once, or `forever` (also `inf`, `infinity`, any case) to wait without limit.
+    /// What [`Wait`]'s `Display` writes reads back.
+    pub fn parse(text: &str) -> Result<Wait> {
+        let t = text.trim();
+        if t.eq_ignore_ascii_case("once") {
+            return Ok(Wait::Once);
+        }
+        let t = t.strip_suffix('s').unwrap_or(t);
+        if ["forever", "inf", "infinity"]
+            .iter()
+            .any(|f| t.eq_ignore_ascii_case(f))
+        {
+            return Ok(Wait::Forever);
+        }
+        match t.parse::<f64>() {
+            Ok(secs) if secs.is_finite() => Wait::from_secs_f64(secs),
+            _ => Err(Error::Config(format!(
+                "{text:?} is not a wait: give seconds (0 tries once) or \"forever\""
+            ))),
+        }
+    }
+
+    /// The longest this wait lasts: `None` for [`Wait::Forever`], zero for [`Wait::Once`].
+    pub fn limit(self) -> Option<Duration> {
+        match self {
+            Wait::Once => Some(Duration::ZERO),
+            Wait::UpTo(d) => Some(d),
+            Wait::Forever => None,
+        }
+    }
+}
+
+/// A duration as a wait: zero tries once, `Duration::MAX` waits forever.
+impl From<Duration> for Wait {
+    fn from(d: Duration) -> Self {
+        match d {
+            Duration::ZERO => Wait::Once,
+            Duration::MAX => Wait::Forever,
+            d => Wait::UpTo(d),
+        }
+    }
+}
+
+/// `None` tries once (the meaning of an absent wait in every front).
+impl From<Option<Duration>> for Wait {
+    fn from(d: Option<Duration>) -> Self {
+        d.map_or(Wait::Once, Wait::from)
+    }
+}
+
+impl FromStr for Wait {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Wait> {
+        Wait::parse(s)
+    }
+}
+
+/// `once`, `2.5s` or `forever`: what [`Wait::parse`] reads back.
+impl fmt::Display for Wait {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Wait::Once => f.write_str("once"),
+            Wait::UpTo(d) => write!(f, "{}s", d.as_secs_f64()),
+            Wait::Forever => f.write_str("forever"),
+        }
+    }
+}
+
 impl Lock {
-    /// Takes the lock, waiting up to `timeout` for it: `None` or a zero wait tries once (as
-    /// [`Lock::acquire`]: one resend after a lost answer, no read first); `Some(d)` tries, and
+    /// Takes the lock, waiting for it as `wait` says: [`Wait::Once`] (also `None` or a zero
+    /// duration) tries once (as [`Lock::acquire`]: one resend after a lost answer, no read
+    /// first); [`Wait::UpTo`] and [`Wait::Forever`] try, and
     /// while the lock is held watches it with consistent reads (pauses from the lock's backoff,
     /// capped exponential with jitter, and never past the holder's expiry plus the margin) and
     /// writes again only when it looks free, until acquired or `d` has passed; then returns the
-    /// last `Held` answer. Waiters of this process on one key take turns: one watches, the
+    /// last `Held` answer ([`Wait::Forever`]: until acquired or cancelled). Waiters of this process on one key take turns: one watches, the
     /// others queue (first come, first served); a release in this process wakes the watcher at
     /// once; a waiter sends nothing to learn that a handle of this process holds the lock, and
     /// looks before it writes when this process saw the lock held in the last 10 s. Every
     /// request ends by the deadline plus one attempt timeout. The one "acquire with wait" of
     /// every front.
-    pub async fn acquire_within(&self, timeout: Option<Duration>) -> Result<AcquireOutcome> {
-        // A wait of zero is "try once", the same path as no wait at all: a lost answer is sent
-        // again (a zero deadline would allow no resend) and nothing is read before the write.
-        let Some(timeout) = timeout.filter(|t| !t.is_zero()) else {
-            return self.acquire().await;
+    pub async fn acquire_within(&self, wait: impl Into<Wait>) -> Result<AcquireOutcome> {
+        // "Try once" is the same path as `acquire`: a lost answer is sent again (a zero deadline
+        // would allow no resend) and nothing is read before the write.
+        let deadline = match wait.into() {
+            Wait::Once => return self.acquire().await,
+            // `None`: no limit (forever, or a wait too long to represent).
+            Wait::UpTo(d) => Instant::now().checked_add(d),
+            Wait::Forever => None,
         };
-        // `None`: a wait too long to represent (Duration::MAX, "no limit").
-        let deadline = Instant::now().checked_add(timeout);
         let queue = waiters::join(&self.spec.wait_key);
         let _turn = match deadline {
             None => queue.turn().await,
@@ -120,11 +225,11 @@ impl Lock {
         }
     }
 
-    /// Waits up to `timeout` for the lock (Laravel's `block`); returns the expiry, or
-    /// [`Error::LockTimeout`] naming the last holder.
-    pub async fn block(&self, timeout: Duration) -> Result<i64> {
+    /// Waits for the lock as `wait` says (Laravel's `block($seconds)`: a duration, zero tries
+    /// once); returns the expiry, or [`Error::LockTimeout`] naming the last holder.
+    pub async fn block(&self, wait: impl Into<Wait>) -> Result<i64> {
         let start = Instant::now();
-        match self.acquire_within(Some(timeout)).await? {
+        match self.acquire_within(wait).await? {
             AcquireOutcome::Acquired { expires_at, .. } => Ok(expires_at),
             AcquireOutcome::Held(holder) => Err(Error::LockTimeout {
                 name: self.spec.name.clone(),
@@ -134,9 +239,9 @@ impl Lock {
         }
     }
 
-    /// Waits up to `timeout` for the lock and returns a guard that releases it.
-    pub async fn block_guard(self, timeout: Duration) -> Result<LockGuard> {
-        self.block(timeout).await?;
+    /// Waits for the lock as `wait` says and returns a guard that releases it.
+    pub async fn block_guard(self, wait: impl Into<Wait>) -> Result<LockGuard> {
+        self.block(wait).await?;
         Ok(LockGuard { lock: Some(self) })
     }
 }
@@ -186,5 +291,62 @@ impl Drop for LockGuard {
                 tracing::warn!(lock = %lock.name(), "LockGuard dropped outside a tokio runtime; the lock expires at its ttl");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_wait_rule_for_numbers_and_text() {
+        assert_eq!(Wait::from_secs_f64(0.0).unwrap(), Wait::Once);
+        assert_eq!(Wait::from_secs_f64(-0.0).unwrap(), Wait::Once);
+        assert_eq!(
+            Wait::from_secs_f64(2.5).unwrap(),
+            Wait::UpTo(Duration::from_millis(2500))
+        );
+        assert_eq!(Wait::from_secs_f64(f64::INFINITY).unwrap(), Wait::Forever);
+        assert_eq!(Wait::from_secs_f64(1e300).unwrap(), Wait::Forever);
+        for bad in [-1.0, -0.001, f64::NAN, f64::NEG_INFINITY] {
+            let e = Wait::from_secs_f64(bad).unwrap_err();
+            assert_eq!(e.kind(), crate::ErrorKind::Config, "{bad}");
+            assert!(
+                e.to_string().contains("a wait must be 0 or more seconds"),
+                "{e}"
+            );
+        }
+        for (text, wait) in [
+            ("0", Wait::Once),
+            (" 1.5 ", Wait::UpTo(Duration::from_millis(1500))),
+            ("forever", Wait::Forever),
+            ("Infinity", Wait::Forever),
+            ("inf", Wait::Forever),
+        ] {
+            assert_eq!(text.parse::<Wait>().unwrap(), wait, "{text}");
+        }
+        for bad in ["", "soon", "-1", "NaN", "1e999x"] {
+            assert_eq!(
+                Wait::parse(bad).unwrap_err().kind(),
+                crate::ErrorKind::Config,
+                "{bad}"
+            );
+        }
+        for w in [
+            Wait::Once,
+            Wait::UpTo(Duration::from_millis(2500)),
+            Wait::Forever,
+        ] {
+            let shown = w.to_string();
+            let back = if w == Wait::Once {
+                Wait::parse("0")
+            } else {
+                Wait::parse(shown.trim_end_matches('s'))
+            };
+            assert_eq!(back.unwrap(), w, "{shown}");
+        }
+        assert_eq!(Wait::from(Duration::ZERO), Wait::Once);
+        assert_eq!(Wait::from(Duration::MAX), Wait::Forever);
+        assert_eq!(Wait::from(None::<Duration>), Wait::Once);
     }
 }

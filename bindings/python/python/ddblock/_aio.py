@@ -7,6 +7,7 @@ This file is also the source of the blocking API: ``tools/unasync.py`` writes ``
 
 from __future__ import annotations
 
+import math
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from types import TracebackType
 from typing import Any, TypeVar
@@ -17,10 +18,8 @@ from ._base import (
     LockBase,
     OnceBase,
     StoreBase,
-    end_of_lease,
-    give_back_failed,
+    after_error,
     keys_list,
-    release_failed,
     wait_seconds,
 )
 from ._native import Versioned
@@ -240,8 +239,8 @@ class AsyncLock(LockBase):
         return AsyncHeartbeat(self._native.heartbeat(), self.name)
 
     async def __aenter__(self) -> AsyncLock:
-        await self._native.block(self._timeout)
-        self._heartbeat = self._native.heartbeat()
+        wait = math.inf if self._timeout is None else self._timeout
+        self._held = await self._native.enter(wait)
         return self
 
     async def __aexit__(
@@ -250,18 +249,17 @@ class AsyncLock(LockBase):
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        lost = None
-        if self._heartbeat is not None:
-            lost = await self._heartbeat.stop()
-            self._heartbeat = None
+        held, self._held = self._held, None
+        if held is None:
+            return
         try:
-            released = await self._native.release()
+            # The core ends the lease: LeaseLost if it was lost during the body, the release's
+            # error if that failed; a release is a release.
+            await held.finish()
         except DdblockError as err:
             if exc is None:
                 raise
-            release_failed(self.name, exc, err)
-            return
-        end_of_lease(self.name, lost, released, exc)
+            after_error(exc, f"releasing lock {self.name!r}", err)
 
 
 class AsyncOnce(OnceBase):
@@ -298,11 +296,12 @@ class AsyncOnce(OnceBase):
             value = await work(*args, **kwargs)
         except BaseException as exc:
             try:
-                await claim.give_back()
+                # The core's rule: a failed handler gives the claim back.
+                await claim.finish(False)
             except DdblockError as err:
-                give_back_failed(self.event_id, exc, err)
+                after_error(exc, f"giving back the claim on event {self.event_id!r}", err)
             raise
-        await claim.done()
+        await claim.finish(True)
         return OnceResult(ran=True, value=value)
 
     async def __aenter__(self) -> AsyncClaim:
@@ -320,13 +319,13 @@ class AsyncOnce(OnceBase):
         claim = self._entered
         if claim is None or not claim.won:
             return
-        if exc is None:
-            await claim.done()
-            return
         try:
-            await claim.give_back()
+            # The core's rule: done after the body, given back after its exception.
+            await claim.finish(exc is None)
         except DdblockError as err:
-            give_back_failed(self.event_id, exc, err)
+            if exc is None:
+                raise
+            after_error(exc, f"giving back the claim on event {self.event_id!r}", err)
 
 
 class AsyncClaim(ClaimBase):
@@ -368,5 +367,9 @@ class AsyncHeartbeat(HeartbeatBase):
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        lost = await self._native.stop()
-        end_of_lease(self._name, lost, True, exc)
+        try:
+            await self._native.finish()
+        except DdblockError as err:
+            if exc is None:
+                raise
+            after_error(exc, f"keeping the lease on lock {self._name!r}", err)

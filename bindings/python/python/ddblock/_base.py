@@ -4,6 +4,7 @@ small rules of the ``with`` blocks. The operations are in ``_aio.py`` (and the g
 
 from __future__ import annotations
 
+import math
 import sys
 import warnings
 from collections.abc import Iterable
@@ -11,11 +12,12 @@ from typing import TYPE_CHECKING, TypeVar
 
 from ._native import Claim as _NativeClaim
 from ._native import Heartbeat as _NativeHeartbeat
+from ._native import Held as _NativeHeld
 from ._native import Lock as _NativeLock
 from ._native import Once as _NativeOnce
 from ._native import Store as _NativeStore
 from ._values import Backoff, OnceStatus
-from .exceptions import DdblockError, LeaseLost
+from .exceptions import DdblockError
 
 if TYPE_CHECKING:
     from ._aio import AsyncStore
@@ -27,10 +29,8 @@ __all__ = [
     "LockBase",
     "OnceBase",
     "StoreBase",
-    "end_of_lease",
-    "give_back_failed",
+    "after_error",
     "keys_list",
-    "release_failed",
     "wait_seconds",
 ]
 
@@ -163,12 +163,12 @@ class StoreBase:
 class LockBase:
     """A lock handle's identity (name, key, owner, ttl, how long ``with`` waits) and its lease."""
 
-    __slots__ = ("_heartbeat", "_native", "_timeout")
+    __slots__ = ("_held", "_native", "_timeout")
 
     def __init__(self, native: _NativeLock, timeout: float | None) -> None:
         self._native = native
         self._timeout = timeout
-        self._heartbeat: _NativeHeartbeat | None = None
+        self._held: _NativeHeld | None = None
 
     @property
     def name(self) -> str:
@@ -211,7 +211,7 @@ class LockBase:
     def lease_lost(self) -> bool:
         """Inside ``with``: whether the heartbeat has seen the lease lost (stop touching the
         protected resource). False outside ``with``."""
-        return self._heartbeat is not None and self._heartbeat.lost
+        return self._held is not None and self._held.lost
 
     def __repr__(self) -> str:
         return type(self).__name__ + repr(self._native)[len("Lock") :]
@@ -318,52 +318,22 @@ def keys_list(keys: Iterable[str]) -> list[str]:
     return list(keys)
 
 
-def wait_seconds(blocking: bool, timeout: float | None) -> float | None:
-    """``acquire(blocking, timeout)`` as the native wait: None for one attempt, inf for no limit."""
+def wait_seconds(blocking: bool, timeout: float | None) -> float:
+    """``acquire(blocking, timeout)`` as the core's wait in seconds: 0 for one attempt, inf for
+    no limit (the core refuses negative and NaN waits)."""
     if not blocking:
         if timeout is not None:
             # As threading.Lock.acquire.
             raise ValueError("can't specify a timeout for a non-blocking call")
-        return None
-    return float("inf") if timeout is None else timeout
+        return 0.0
+    return math.inf if timeout is None else timeout
 
 
-def release_failed(lock_name: str, body_error: BaseException, err: DdblockError) -> None:
-    """Keeps the body's exception; the release failure becomes a note (or a warning before 3.11)."""
-    message = f"ddblock: releasing lock {lock_name!r} after this error failed too: {err}"
+def after_error(body_error: BaseException, what: str, err: DdblockError) -> None:
+    """The core's error from ending a lock or a claim after the body raised: the body's exception
+    stays the one raised and carries it as a note (a warning before Python 3.11)."""
+    message = f"ddblock: {what} after this error failed too ({err.kind}): {err}"
     if sys.version_info >= (3, 11):
         body_error.add_note(message)
     else:
         warnings.warn(message, RuntimeWarning, stacklevel=3)
-
-
-def give_back_failed(event_id: str, body_error: BaseException, err: DdblockError) -> None:
-    """Keeps the handler's exception; a failed give-back becomes a note (or a warning)."""
-    message = (
-        f"ddblock: giving back the claim on event {event_id!r} after this error failed too "
-        f"(it frees itself at its expiry): {err}"
-    )
-    if sys.version_info >= (3, 11):
-        body_error.add_note(message)
-    else:
-        warnings.warn(message, RuntimeWarning, stacklevel=3)
-
-
-def end_of_lease(
-    lock_name: str, lost: str | None, released: bool, body_error: BaseException | None
-) -> None:
-    """The end of a ``with`` block: a lease lost during the body (``lost``: the heartbeat's
-    reason) or a release that found the lock no longer ours raises LeaseLost, never silently;
-    after a body exception it becomes a note on that exception instead."""
-    if lost is None and released:
-        return
-    reason = lost or (
-        "at release the lock was no longer ours: it expired and was taken over, or was "
-        "released or force-released"
-    )
-    err = LeaseLost(f"lost the lease on lock `{lock_name}`: {reason}")
-    err.kind = "lease_lost"
-    err.name = lock_name
-    if body_error is None:
-        raise err
-    release_failed(lock_name, body_error, err)

@@ -6,7 +6,7 @@ from _typeshed import SupportsGetItem
 from ddblock._values import OnceStatus
 from typing import Any, Final, SupportsFloat, SupportsIndex, final
 
-__all__ = ["__version__", "Claim", "ConflictRetry", "Heartbeat", "Lock", "Once", "Pending", "Store", "Versioned", "_default_backoff", "_error_kinds", "_redact_owner", "_sample_error", "_shutdown", "serialize", "unserialize"]
+__all__ = ["__version__", "Claim", "ConflictRetry", "Heartbeat", "Held", "Lock", "Once", "Pending", "Store", "Versioned", "_default_backoff", "_error_kinds", "_redact_owner", "_sample_error", "_shutdown", "serialize", "unserialize"]
 
 __version__: Final[str]
 
@@ -24,6 +24,11 @@ class Claim:
     def expires_at(self, /) -> int | None:
         """
         When the claim expires; None when not won.
+        """
+    def finish(self, /, handler_ok: bool) -> Pending:
+        """
+        Ends the handler's claim by the core's rule: done when `handler_ok`, else given back
+        (raises the give-back's error, for the caller to attach to the handler's).
         """
     def give_back(self, /) -> Pending:
         """
@@ -61,6 +66,10 @@ class Heartbeat:
     A running heartbeat (the core's): refreshes the lock until stopped; `lost` turns true when the
     lease is lost (and stays so after `stop`).
     """
+    def finish(self, /) -> Pending:
+        """
+        Stops refreshing (again: nothing more); raises `LeaseLost` if the lease was lost.
+        """
     @property
     def lost(self, /) -> bool:
         """
@@ -77,19 +86,38 @@ class Heartbeat:
         """
 
 @final
+class Held:
+    """
+    A lock entered by `with` (the core's `Held`): its heartbeat runs until `finish`, which ends
+    the lease by the core's one rule (raises `LeaseLost`, or the release's error).
+    """
+    def finish(self, /) -> Pending:
+        """
+        Stops the heartbeat and releases (again: nothing more).
+        """
+    @property
+    def lost(self, /) -> bool:
+        """
+        Whether the heartbeat has seen the lease lost.
+        """
+
+@final
 class Lock:
     """
     The native lock; `ddblock.Lock` and `ddblock.AsyncLock` wrap it.
     """
     def __repr__(self, /) -> str: ...
-    def acquire(self, /, wait: SupportsFloat | SupportsIndex | None) -> Pending:
+    def acquire(self, /, wait: SupportsFloat | SupportsIndex) -> Pending:
         """
-        Takes the lock: `wait=None` one attempt; else retries up to `wait` seconds (`inf`: no
-        limit). True when it is ours.
+        Takes the lock, waiting `wait` seconds (0: one attempt; `inf`: no limit); True when ours.
         """
-    def block(self, /, wait: SupportsFloat | SupportsIndex | None) -> Pending:
+    def block(self, /, wait: SupportsFloat | SupportsIndex) -> Pending:
         """
-        Waits up to `wait` seconds (`None`: no limit) or raises `LockTimeout`; the expiry.
+        Waits `wait` seconds (0: one attempt; `inf`: no limit) or raises `LockTimeout`; the expiry.
+        """
+    def enter(self, /, wait: SupportsFloat | SupportsIndex) -> Pending:
+        """
+        Takes the lock as `block` does and starts its heartbeat: the start of `with` (see `Held`).
         """
     @property
     def fence(self, /) -> int | None:

@@ -6,6 +6,7 @@ Every call blocks with the GIL released, so other Python threads run meanwhile.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
 from typing import Any, TypeVar
@@ -16,10 +17,8 @@ from ._base import (
     LockBase,
     OnceBase,
     StoreBase,
-    end_of_lease,
-    give_back_failed,
+    after_error,
     keys_list,
-    release_failed,
     wait_seconds,
 )
 from ._native import Versioned
@@ -239,8 +238,8 @@ class Lock(LockBase):
         return Heartbeat(self._native.heartbeat(), self.name)
 
     def __enter__(self) -> Lock:
-        self._native.block(self._timeout).wait()
-        self._heartbeat = self._native.heartbeat()
+        wait = math.inf if self._timeout is None else self._timeout
+        self._held = self._native.enter(wait).wait()
         return self
 
     def __exit__(
@@ -249,18 +248,17 @@ class Lock(LockBase):
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        lost = None
-        if self._heartbeat is not None:
-            lost = self._heartbeat.stop().wait()
-            self._heartbeat = None
+        held, self._held = self._held, None
+        if held is None:
+            return
         try:
-            released = self._native.release().wait()
+            # The core ends the lease: LeaseLost if it was lost during the body, the release's
+            # error if that failed; a release is a release.
+            held.finish().wait()
         except DdblockError as err:
             if exc is None:
                 raise
-            release_failed(self.name, exc, err)
-            return
-        end_of_lease(self.name, lost, released, exc)
+            after_error(exc, f"releasing lock {self.name!r}", err)
 
 
 class Once(OnceBase):
@@ -297,11 +295,12 @@ class Once(OnceBase):
             value = work(*args, **kwargs)
         except BaseException as exc:
             try:
-                claim.give_back().wait()
+                # The core's rule: a failed handler gives the claim back.
+                claim.finish(False).wait()
             except DdblockError as err:
-                give_back_failed(self.event_id, exc, err)
+                after_error(exc, f"giving back the claim on event {self.event_id!r}", err)
             raise
-        claim.done().wait()
+        claim.finish(True).wait()
         return OnceResult(ran=True, value=value)
 
     def __enter__(self) -> Claim:
@@ -319,13 +318,13 @@ class Once(OnceBase):
         claim = self._entered
         if claim is None or not claim.won:
             return
-        if exc is None:
-            claim.done().wait()
-            return
         try:
-            claim.give_back().wait()
+            # The core's rule: done after the body, given back after its exception.
+            claim.finish(exc is None).wait()
         except DdblockError as err:
-            give_back_failed(self.event_id, exc, err)
+            if exc is None:
+                raise
+            after_error(exc, f"giving back the claim on event {self.event_id!r}", err)
 
 
 class Claim(ClaimBase):
@@ -367,5 +366,9 @@ class Heartbeat(HeartbeatBase):
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        lost = self._native.stop().wait()
-        end_of_lease(self._name, lost, True, exc)
+        try:
+            self._native.finish().wait()
+        except DdblockError as err:
+            if exc is None:
+                raise
+            after_error(exc, f"keeping the lease on lock {self._name!r}", err)
