@@ -8,6 +8,7 @@ mod cmd;
 mod out;
 mod patterns;
 mod run;
+mod settings;
 mod warn;
 
 use std::ffi::OsString;
@@ -15,6 +16,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use ddblock::config::{Front, SettingValue};
 use ddblock::{Store, StoreConfig};
 
 /// Exit status: success.
@@ -32,16 +34,9 @@ pub const EXIT_HELD: i32 = 75;
 pub const EXIT_LEASE_LOST: i32 = 76;
 
 const AFTER_HELP: &str = "\
-Configuration (a flag overrides the environment variable Laravel uses):
-  --table     DYNAMODB_CACHE_TABLE  (default: cache)
-  --endpoint  DYNAMODB_ENDPOINT     (default: the AWS endpoint of the region)
-  --region    AWS_DEFAULT_REGION    (default: the AWS SDK's chain, else us-east-1)
-  --prefix    CACHE_PREFIX          (default: Laravel's own, from APP_NAME and the layout)
-  --layout    DDBLOCK_LAYOUT        (laravel8 | laravel11 | laravel12; default: laravel12)
-  --clock-skew-margin  DDBLOCK_CLOCK_SKEW_MARGIN  (whole seconds; default: 0)
-  --backend   DDBLOCK_BACKEND       (where locks live: dynamodb | s3; default: dynamodb)
-  --bucket    DDBLOCK_S3_BUCKET     (the bucket of the s3 backend; --endpoint serves it too)
-Credentials come from the AWS SDK's usual chain (AWS_ACCESS_KEY_ID, profiles, roles).
+Configuration: a flag wins over the environment variable Laravel uses (named in each flag's help),
+which wins over the default (docs/configuration.md). Credentials come from the AWS SDK's usual
+chain (AWS_ACCESS_KEY_ID, profiles, roles).
 
 Exit status:
   0   success
@@ -70,54 +65,9 @@ pub struct Cli {
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Global options")]
 pub struct Global {
-    /// DynamoDB table [env: DYNAMODB_CACHE_TABLE] [default: cache]
-    #[arg(long, global = true, value_name = "TABLE")]
-    pub table: Option<String>,
-    /// Endpoint URL, e.g. http://localhost:8000 [env: DYNAMODB_ENDPOINT]
-    #[arg(long, global = true, value_name = "URL")]
-    pub endpoint: Option<String>,
-    /// AWS region [env: AWS_DEFAULT_REGION]
-    #[arg(long, global = true, value_name = "REGION")]
-    pub region: Option<String>,
-    /// Laravel's cache prefix, as in config/cache.php [env: CACHE_PREFIX]
-    #[arg(long, global = true, value_name = "PREFIX")]
-    pub prefix: Option<String>,
-    /// Key layout of the Laravel version: laravel8 (8-10), laravel11, laravel12 (12+) [env: DDBLOCK_LAYOUT] [default: laravel12]
-    #[arg(long, global = true, value_name = "LAYOUT")]
-    pub layout: Option<String>,
-    /// Seconds an expired lock must be past its expiry before it is taken over, for clocks that disagree [env: DDBLOCK_CLOCK_SKEW_MARGIN] [default: 0]
-    #[arg(long, global = true, value_name = "SECS")]
-    pub clock_skew_margin: Option<String>,
-    /// Where locks live: dynamodb (the table) or s3 (a bucket; --bucket) [env: DDBLOCK_BACKEND] [default: dynamodb]
-    #[arg(long, global = true, value_name = "BACKEND")]
-    pub backend: Option<String>,
-    /// The bucket of the s3 lock backend [env: DDBLOCK_S3_BUCKET]
-    #[arg(long, global = true, value_name = "NAME")]
-    pub bucket: Option<String>,
-    /// Partition key attribute
-    #[arg(long, global = true, value_name = "NAME", default_value = "key")]
-    pub key_attribute: String,
-    /// Value attribute
-    #[arg(long, global = true, value_name = "NAME", default_value = "value")]
-    pub value_attribute: String,
-    /// Expiration attribute
-    #[arg(long, global = true, value_name = "NAME", default_value = "expires_at")]
-    pub expiration_attribute: String,
-    /// TCP connect timeout in seconds (0: the SDK's default)
-    #[arg(long, global = true, value_name = "SECS", default_value = "3", value_parser = parse_secs, allow_negative_numbers = true)]
-    pub connect_timeout: Duration,
-    /// Timeout of each DynamoDB operation, retries included, in seconds (0: none)
-    #[arg(long, global = true, value_name = "SECS", default_value = "10", value_parser = parse_secs, allow_negative_numbers = true)]
-    pub timeout: Duration,
-    /// Timeout of one attempt (one HTTP request) in seconds; a wait for a lock ends within one attempt timeout of its deadline [default: 3]
-    #[arg(long, global = true, value_name = "SECS", value_parser = parse_secs, allow_negative_numbers = true)]
-    pub attempt_timeout: Option<Duration>,
-    /// Attempts per request, the first included (the SDK's default is 3)
-    #[arg(long, global = true, value_name = "N")]
-    pub max_attempts: Option<u32>,
-    /// Seconds between the refreshes of `run --heartbeat` [default: a third of the ttl]
-    #[arg(long, global = true, value_name = "SECS", value_parser = parse_secs, allow_negative_numbers = true)]
-    pub heartbeat_interval: Option<Duration>,
+    /// The store settings, one flag each from the core's settings table.
+    #[command(flatten)]
+    pub settings: settings::SettingFlags,
     /// Print one JSON object on stdout instead of text
     #[arg(long, global = true)]
     pub json: bool,
@@ -425,43 +375,13 @@ impl Global {
     /// With `raw_key` (for commands taking a NAME/KEY) the prefix is empty, so every layout uses
     /// the name as the table key.
     pub fn config(&self, for_name: bool) -> ddblock::Result<StoreConfig> {
-        let raw = for_name && self.raw_key;
-        let flag = |k: &str| -> Option<String> {
-            match k {
-                "DYNAMODB_CACHE_TABLE" => self.table.clone(),
-                "DYNAMODB_ENDPOINT" => self.endpoint.clone(),
-                "AWS_DEFAULT_REGION" => self.region.clone(),
-                "CACHE_PREFIX" if raw => Some(String::new()),
-                "CACHE_PREFIX" => self.prefix.clone(),
-                "DDBLOCK_LAYOUT" => self.layout.clone(),
-                "DDBLOCK_CLOCK_SKEW_MARGIN" => self.clock_skew_margin.clone(),
-                "DDBLOCK_BACKEND" => self.backend.clone(),
-                "DDBLOCK_S3_BUCKET" => self.bucket.clone(),
-                _ => None,
-            }
-        };
-        let mut b = StoreConfig::from_vars(|k| flag(k).or_else(|| std::env::var(k).ok()))?
+        let mut given = self.settings.given();
+        if for_name && self.raw_key {
+            given.push(("prefix".into(), SettingValue::Text(String::new())));
+        }
+        StoreConfig::from_settings(Front::Cli, given, |k| std::env::var(k).ok())?
             .create_table_hint("`ddblock create-table` (with the same --table/--endpoint/--region)")
-            .key_attribute(&self.key_attribute)
-            .value_attribute(&self.value_attribute)
-            .expiration_attribute(&self.expiration_attribute);
-        if !self.connect_timeout.is_zero() {
-            b = b.connect_timeout(self.connect_timeout);
-        }
-        if !self.timeout.is_zero() {
-            b = b.operation_timeout(self.timeout);
-        }
-        if let Some(n) = self.max_attempts {
-            b = b.max_attempts(n);
-        }
-        // 0 is passed on as given: the core refuses it and says to leave it unset.
-        if let Some(d) = self.attempt_timeout {
-            b = b.attempt_timeout(d);
-        }
-        if let Some(d) = self.heartbeat_interval {
-            b = b.heartbeat_interval(d);
-        }
-        b.build()
+            .build()
     }
 
     /// The store (its client is built on the first request).

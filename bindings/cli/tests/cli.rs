@@ -964,8 +964,10 @@ fn negative_numbers_are_values(server: Server) {
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("invalid ttl -1"), "{err}");
     assert!(!err.contains("-- -1"), "no clap tip: {err}");
+    // A negative wait is the core's one wait rule: a configuration error (exit 1), as in every
+    // front (compat-tests/bad-input.json), not a usage error.
     let (code, _, err) = ctx.text(&["acquire", "l", "--ttl", "5", "--wait", "-1"]);
-    assert_eq!(code, 2, "{err}");
+    assert_eq!(code, 1, "{err}");
     assert!(err.contains("0 or more seconds"), "{err}");
     // Without --ttl, put names both ways to say how long.
     let (code, _, err) = ctx.text(&["put", "k", "--", "-42"]);
@@ -1184,7 +1186,14 @@ fn unreachable_endpoint_names_the_endpoint() {
         table: "cache".into(),
     };
     let start = Instant::now();
-    let (code, out, err) = ctx.text(&["status", "x", "--connect-timeout", "1", "--timeout", "5"]);
+    let (code, out, err) = ctx.text(&[
+        "status",
+        "x",
+        "--connect-timeout",
+        "1",
+        "--operation-timeout",
+        "5",
+    ]);
     assert_eq!((code, out.as_str()), (1, ""));
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(
@@ -1211,7 +1220,14 @@ fn attempt_timeout_flag_bounds_each_request() {
         table: "cache".into(),
     };
     let timed = |extra: &[&str]| {
-        let mut args = vec!["status", "x", "--max-attempts", "1", "--timeout", "20"];
+        let mut args = vec![
+            "status",
+            "x",
+            "--max-attempts",
+            "1",
+            "--operation-timeout",
+            "20",
+        ];
         args.extend_from_slice(extra);
         let start = Instant::now();
         let (code, v) = ctx.json(&args);

@@ -1,13 +1,10 @@
 //! `ddblock._native.Store`: holds a core `Store` and converts arguments and results. Every
 //! operation returns a [`Pending`] (wait for it or await it): written once for both APIs.
 
-use std::time::Duration;
 
 use ddblock::admin::{CreateTableOptions, DoctorOptions, ScanOptions};
-use ddblock::{
-    Backoff, CasOptions, CasOutcome, Consistency, KeyLayout, LockBackendKind, PhpValue, Store,
-    StoreConfig, Versioned,
-};
+use ddblock::config::{Front, SettingValue};
+use ddblock::{CasOptions, CasOutcome, Consistency, PhpValue, Store, StoreConfig, Versioned};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -26,104 +23,47 @@ pub struct PyStore {
     inner: Store,
 }
 
-/// A duration in seconds, or a clear error.
-fn duration(what: &str, secs: Option<f64>) -> PyResult<Option<Duration>> {
-    secs.map(|s| ddblock::format::input::timeout_from_secs_f64(what, s))
-        .transpose()
-        .map_err(to_py)
+/// A Python value as a setting's value: text, a number, or a backoff's four numbers (the core's
+/// table says how each setting reads it).
+fn setting_value(name: &str, v: &Bound<'_, PyAny>) -> PyResult<SettingValue> {
+    if let Ok(t) = v.extract::<String>() {
+        return Ok(SettingValue::Text(t));
+    }
+    if v.is_instance_of::<pyo3::types::PyBool>() {
+        return Err(crate::errors::type_error(format!(
+            "{name} must be a number or a string, not bool"
+        )));
+    }
+    if let Ok(n) = v.extract::<f64>() {
+        return Ok(SettingValue::Number(n));
+    }
+    if let Ok((a, b, c, d)) = v.extract::<(f64, f64, f64, f64)>() {
+        return Ok(SettingValue::Backoff([a, b, c, d]));
+    }
+    Err(crate::errors::type_error(format!(
+        "{name} must be a number or a string, not {}",
+        v.get_type().name()?
+    )))
 }
 
 #[pymethods]
 impl PyStore {
-    /// Explicit settings win; Laravel's variables fill what is not given; Laravel's defaults last.
+    /// Explicit settings win; Laravel's variables fill what is not given; Laravel's defaults last
+    /// (the core's one rule and settings table: `StoreConfig::from_settings`). `settings` holds
+    /// the ones given, by Python's names.
     #[new]
-    #[pyo3(signature = (
-        *, table = None, prefix = None, layout = None, endpoint_url = None, region = None,
-        key_attribute = None, value_attribute = None, expiration_attribute = None,
-        connect_timeout = None, operation_timeout = None, attempt_timeout = None,
-        max_attempts = None, backoff = None, clock_skew_margin = None, heartbeat_interval = None,
-        backend = None, bucket = None
-    ))]
-    #[allow(clippy::too_many_arguments)]
-    fn new(
-        table: Option<String>,
-        prefix: Option<String>,
-        layout: Option<&str>,
-        endpoint_url: Option<String>,
-        region: Option<String>,
-        key_attribute: Option<String>,
-        value_attribute: Option<String>,
-        expiration_attribute: Option<String>,
-        connect_timeout: Option<f64>,
-        operation_timeout: Option<f64>,
-        attempt_timeout: Option<f64>,
-        max_attempts: Option<u32>,
-        backoff: Option<(f64, f64, f64, f64)>,
-        clock_skew_margin: Option<f64>,
-        heartbeat_interval: Option<f64>,
-        backend: Option<&str>,
-        bucket: Option<String>,
-    ) -> PyResult<Self> {
-        let mut b = StoreConfig::from_env()
-            .map_err(to_py)?
-            .create_table_hint(CREATE_TABLE_HINT);
-        if let Some(v) = table {
-            b = b.table(v);
+    fn new(settings: std::collections::HashMap<String, Bound<'_, PyAny>>) -> PyResult<Self> {
+        let mut given = Vec::with_capacity(settings.len());
+        for (name, v) in settings {
+            if v.is_none() {
+                continue;
+            }
+            let value = setting_value(&name, &v)?;
+            given.push((name, value));
         }
-        if let Some(v) = prefix {
-            b = b.prefix(v);
-        }
-        if let Some(v) = layout {
-            b = b.layout(v.parse::<KeyLayout>().map_err(to_py)?);
-        }
-        if let Some(v) = endpoint_url {
-            b = b.endpoint(v);
-        }
-        if let Some(v) = region {
-            b = b.region(v);
-        }
-        if let Some(v) = key_attribute {
-            b = b.key_attribute(v);
-        }
-        if let Some(v) = value_attribute {
-            b = b.value_attribute(v);
-        }
-        if let Some(v) = expiration_attribute {
-            b = b.expiration_attribute(v);
-        }
-        if let Some(d) = duration("connect_timeout", connect_timeout)? {
-            b = b.connect_timeout(d);
-        }
-        if let Some(d) = duration("operation_timeout", operation_timeout)? {
-            b = b.operation_timeout(d);
-        }
-        if let Some(d) = duration("attempt_timeout", attempt_timeout)? {
-            b = b.attempt_timeout(d);
-        }
-        if let Some(n) = max_attempts {
-            b = b.max_attempts(n);
-        }
-        if let Some(d) = duration("clock_skew_margin", clock_skew_margin)? {
-            b = b.clock_skew_margin(d);
-        }
-        if let Some(d) = duration("heartbeat_interval", heartbeat_interval)? {
-            b = b.heartbeat_interval(d);
-        }
-        if let Some(v) = backend {
-            b = b.lock_backend(v.parse::<LockBackendKind>().map_err(to_py)?);
-        }
-        if let Some(v) = bucket {
-            b = b.s3_bucket(v);
-        }
-        if let Some((initial, max, multiplier, jitter)) = backoff {
-            b = b.backoff(Backoff {
-                initial: duration("backoff initial", Some(initial))?.unwrap_or_default(),
-                max: duration("backoff max", Some(max))?.unwrap_or_default(),
-                multiplier,
-                jitter,
-            });
-        }
-        let cfg = b.build().map_err(to_py)?;
+        let cfg = StoreConfig::from_settings(Front::Python, given, |k| std::env::var(k).ok())
+            .and_then(|b| b.create_table_hint(CREATE_TABLE_HINT).build())
+            .map_err(to_py)?;
         Ok(PyStore {
             inner: Store::new(cfg),
         })
@@ -362,7 +302,7 @@ impl PyStore {
 
     /// Creates the table (idempotent) and enables TTL; `wait` seconds for ACTIVE.
     fn create_table(&self, ttl: bool, wait: f64) -> PyResult<Pending> {
-        let wait = duration("wait", Some(wait))?.unwrap_or_default();
+        let wait = ddblock::format::input::timeout_from_secs_f64("wait", wait).map_err(to_py)?;
         let s = self.inner.clone();
         let opts = CreateTableOptions::new().ttl(ttl).wait(wait);
         Ok(Pending::new(async move {

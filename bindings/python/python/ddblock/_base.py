@@ -71,27 +71,29 @@ class StoreBase:
         the prefix Laravel derives from ``APP_NAME``, layout ``laravel12``, locks in the table).
         ``backend="s3"`` with ``bucket=`` keeps the locks in an S3 bucket (``endpoint_url``
         serves it too); cache entries, ``once`` and compare-and-set stay in the table."""
-        self._native = _NativeStore(
-            table=table,
-            prefix=prefix,
-            layout=layout,
-            endpoint_url=endpoint_url,
-            region=region,
-            key_attribute=key_attribute,
-            value_attribute=value_attribute,
-            expiration_attribute=expiration_attribute,
-            connect_timeout=connect_timeout,
-            operation_timeout=operation_timeout,
-            attempt_timeout=attempt_timeout,
-            max_attempts=max_attempts,
-            backoff=None
+        given = {
+            "table": table,
+            "prefix": prefix,
+            "layout": layout,
+            "endpoint_url": endpoint_url,
+            "region": region,
+            "key_attribute": key_attribute,
+            "value_attribute": value_attribute,
+            "expiration_attribute": expiration_attribute,
+            "connect_timeout": connect_timeout,
+            "operation_timeout": operation_timeout,
+            "attempt_timeout": attempt_timeout,
+            "max_attempts": max_attempts,
+            "backoff": None
             if backoff is None
             else (backoff.initial, backoff.max, backoff.multiplier, backoff.jitter),
-            clock_skew_margin=clock_skew_margin,
-            heartbeat_interval=heartbeat_interval,
-            backend=backend,
-            bucket=bucket,
-        )
+            "clock_skew_margin": clock_skew_margin,
+            "heartbeat_interval": heartbeat_interval,
+            "backend": backend,
+            "bucket": bucket,
+        }
+        # The core reads them by its settings table (names, units, rules, defaults).
+        self._native = _NativeStore({k: v for k, v in given.items() if v is not None})
 
     @classmethod
     def from_env(cls: type[_S]) -> _S:

@@ -190,9 +190,11 @@ class Store:
     """
     The native store; `ddblock.Store` and `ddblock.AsyncStore` wrap it.
     """
-    def __new__(cls, /, *, table: str | None = None, prefix: str | None = None, layout: str | None = None, endpoint_url: str | None = None, region: str | None = None, key_attribute: str | None = None, value_attribute: str | None = None, expiration_attribute: str | None = None, connect_timeout: SupportsFloat | SupportsIndex | None = None, operation_timeout: SupportsFloat | SupportsIndex | None = None, attempt_timeout: SupportsFloat | SupportsIndex | None = None, max_attempts: SupportsIndex | None = None, backoff: tuple[SupportsFloat | SupportsIndex, SupportsFloat | SupportsIndex, SupportsFloat | SupportsIndex, SupportsFloat | SupportsIndex] | None = None, clock_skew_margin: SupportsFloat | SupportsIndex | None = None, heartbeat_interval: SupportsFloat | SupportsIndex | None = None, backend: str | None = None, bucket: str | None = None) -> Store:
+    def __new__(cls, /, settings: dict[str, Any]) -> Store:
         """
-        Explicit settings win; Laravel's variables fill what is not given; Laravel's defaults last.
+        Explicit settings win; Laravel's variables fill what is not given; Laravel's defaults last
+        (the core's one rule and settings table: `StoreConfig::from_settings`). `settings` holds
+        the ones given, by Python's names.
         """
     def __repr__(self, /) -> str: ...
     def add(self, /, key: str, value: Any, ttl: Any) -> Pending: ...

@@ -1,0 +1,230 @@
+//! The builder of a [`StoreConfig`], and the one place every setting is checked.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::{laravel_prefix, Backoff, Clock, KeyLayout, LockBackendKind, StoreConfig};
+use crate::error::{Error, Result};
+
+/// Builder for [`StoreConfig`].
+#[derive(Debug, Clone)]
+pub struct StoreConfigBuilder {
+    pub(super) cfg: StoreConfig,
+    /// Set by [`StoreConfig::from_vars`] when `CACHE_PREFIX` is unset: the prefix is then
+    /// Laravel's own default for this app name and the final layout (see [`laravel_prefix`]).
+    pub(super) default_prefix_for: Option<String>,
+}
+
+impl StoreConfigBuilder {
+    /// Table name (Laravel's `stores.dynamodb.table`, default `cache`).
+    pub fn table(mut self, table: impl Into<String>) -> Self {
+        self.cfg.table = table.into();
+        self
+    }
+    /// Partition key attribute name (default `key`).
+    pub fn key_attribute(mut self, name: impl Into<String>) -> Self {
+        self.cfg.key_attribute = name.into();
+        self
+    }
+    /// Value attribute name (default `value`).
+    pub fn value_attribute(mut self, name: impl Into<String>) -> Self {
+        self.cfg.value_attribute = name.into();
+        self
+    }
+    /// Expiry attribute name (default `expires_at`).
+    pub fn expiration_attribute(mut self, name: impl Into<String>) -> Self {
+        self.cfg.expiration_attribute = name.into();
+        self
+    }
+    /// Cache prefix exactly as configured in Laravel (`cache.prefix`); the layout decides what is added.
+    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.cfg.prefix = prefix.into();
+        self.default_prefix_for = None;
+        self
+    }
+    /// The key layout of the Laravel version on the PHP side.
+    pub fn layout(mut self, layout: KeyLayout) -> Self {
+        self.cfg.layout = layout;
+        self
+    }
+    /// Endpoint URL override (DynamoDB Local, moto, dynalite, a proxy).
+    pub fn endpoint(mut self, url: impl Into<String>) -> Self {
+        self.cfg.endpoint = Some(url.into());
+        self
+    }
+    /// Region override.
+    pub fn region(mut self, region: impl Into<String>) -> Self {
+        self.cfg.region = Some(region.into());
+        self
+    }
+    /// TCP connect timeout of the client built by [`crate::Store::connect`].
+    pub fn connect_timeout(mut self, d: Duration) -> Self {
+        self.cfg.connect_timeout = Some(d);
+        self
+    }
+    /// Timeout of a whole operation including the SDK's retries.
+    pub fn operation_timeout(mut self, d: Duration) -> Self {
+        self.cfg.operation_timeout = Some(d);
+        self
+    }
+    /// Timeout of one attempt (one HTTP request; default 3 s); the SDK retries a timed-out
+    /// attempt while attempts and the operation timeout last, and a wait for a lock ends within
+    /// one attempt timeout of its deadline.
+    pub fn attempt_timeout(mut self, d: Duration) -> Self {
+        self.cfg.attempt_timeout = Some(d);
+        self
+    }
+    /// How long past its `expires_at` a lock must be before ddblock takes it over (default 0,
+    /// Laravel's own rule): a contender whose clock runs up to this much (plus the second of
+    /// expiry rounding) ahead of the holder's cannot take a live lock. Laravel's own condition,
+    /// with `:now` moved back by the margin; `Store::doctor` measures the clock offset. Whole seconds only (expiries
+    /// are whole seconds): [`StoreConfigBuilder::build`] refuses a fraction with [`Error::Config`].
+    pub fn clock_skew_margin(mut self, d: Duration) -> Self {
+        self.cfg.clock_skew_margin = d;
+        self
+    }
+    /// How often heartbeats refresh a held lock (default: a third of the lock's ttl).
+    pub fn heartbeat_interval(mut self, d: Duration) -> Self {
+        self.cfg.heartbeat_interval = Some(d);
+        self
+    }
+    /// Attempts per request including the first (the SDK's standard retry mode; default 3).
+    pub fn max_attempts(mut self, n: u32) -> Self {
+        self.cfg.max_attempts = Some(n);
+        self
+    }
+    /// Where locks are kept (`DDBLOCK_BACKEND`): the DynamoDB table, or an S3 bucket.
+    pub fn lock_backend(mut self, kind: LockBackendKind) -> Self {
+        self.cfg.lock_backend = kind;
+        self
+    }
+    /// The bucket of the S3 lock backend (`DDBLOCK_S3_BUCKET`).
+    pub fn s3_bucket(mut self, bucket: impl Into<String>) -> Self {
+        self.cfg.s3_bucket = Some(bucket.into());
+        self
+    }
+    /// Release S3 locks by a conditional overwrite to a released object (`DDBLOCK_S3_RELEASE=
+    /// overwrite`) instead of a conditional delete: for servers that ignore `If-Match` on
+    /// DeleteObject (a server that refuses it gets the overwrite anyway).
+    pub fn s3_release_by_overwrite(mut self, yes: bool) -> Self {
+        self.cfg.s3_release_by_overwrite = yes;
+        self
+    }
+    /// Default backoff of `block()`.
+    pub fn backoff(mut self, backoff: Backoff) -> Self {
+        self.cfg.backoff = backoff;
+        self
+    }
+    /// The clock for expiry decisions (tests use a manual one).
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.cfg.clock = clock;
+        self
+    }
+    /// How the `TableNotFound` error of this front says to create the table (a binding sets its
+    /// own way, e.g. `store.create_table()` in Python, `await store.createTable()` in Node).
+    pub fn create_table_hint(mut self, hint: impl Into<String>) -> Self {
+        self.cfg.create_table_hint = hint.into();
+        self
+    }
+
+    /// Checks the configuration and returns it.
+    pub fn build(mut self) -> Result<StoreConfig> {
+        if let Some(app) = self.default_prefix_for.take() {
+            self.cfg.prefix = laravel_prefix(&app, self.cfg.layout)?;
+            self.cfg.prefix_from_app_name = Some(app);
+        }
+        let c = &self.cfg;
+        for (what, v) in [
+            ("table", &c.table),
+            ("key attribute", &c.key_attribute),
+            ("value attribute", &c.value_attribute),
+            ("expiration attribute", &c.expiration_attribute),
+        ] {
+            if v.is_empty() {
+                return Err(Error::Config(format!(
+                    "the {what} name is empty; set it or leave the default"
+                )));
+            }
+        }
+        // DynamoDB table names: 3-255 chars of [a-zA-Z0-9_.-].
+        let valid_table = (3..=255).contains(&c.table.len())
+            && c.table
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b));
+        if !valid_table {
+            return Err(Error::Config(format!(
+                "table name {:?} is not a valid DynamoDB table name (3-255 characters of a-z, A-Z, 0-9, _ . -)",
+                c.table
+            )));
+        }
+        let distinct = c.key_attribute != c.value_attribute
+            && c.key_attribute != c.expiration_attribute
+            && c.value_attribute != c.expiration_attribute;
+        if !distinct {
+            return Err(Error::Config(
+                "key, value and expiration attribute names must be distinct".into(),
+            ));
+        }
+        if let Some(e) = &c.endpoint {
+            if !(e.starts_with("http://") || e.starts_with("https://")) {
+                return Err(Error::Config(format!(
+                    "endpoint {e:?} must be a URL starting with http:// or https://"
+                )));
+            }
+        }
+        if c.max_attempts == Some(0) {
+            return Err(Error::Config("max_attempts must be at least 1".into()));
+        }
+        c.backoff.validate()?;
+        // The lock condition compares whole seconds (`expires_at < now - margin`): a fraction
+        // would be dropped silently, so it is refused here, once for every front.
+        if c.clock_skew_margin.subsec_nanos() != 0 {
+            return Err(Error::Config(format!(
+                "the clock-skew margin must be whole seconds (the lock condition compares whole \
+                 seconds), got {:?}; use {} or {} s",
+                c.clock_skew_margin,
+                c.clock_skew_margin.as_secs(),
+                c.clock_skew_margin.as_secs() + 1
+            )));
+        }
+        match (c.lock_backend, c.s3_bucket.as_deref()) {
+            (LockBackendKind::S3, None) => {
+                return Err(Error::Config(
+                    "the s3 lock backend needs a bucket: DDBLOCK_S3_BUCKET, --bucket, or the \
+                     s3_bucket setting"
+                        .into(),
+                ))
+            }
+            (_, Some(b)) if !valid_bucket(b) => {
+                return Err(Error::Config(format!(
+                    "bucket name {b:?} is not a valid S3 bucket name (3-63 characters of a-z, \
+                     0-9, . and -, starting and ending with a letter or digit)"
+                )))
+            }
+            _ => {}
+        }
+        for (what, d) in [
+            ("connect timeout", c.connect_timeout),
+            ("operation timeout", c.operation_timeout),
+            ("attempt timeout", c.attempt_timeout),
+            ("heartbeat interval", c.heartbeat_interval),
+        ] {
+            if d.is_some_and(|d| d.is_zero()) {
+                return Err(Error::Config(format!(
+                    "the {what} must be more than 0; leave it unset for the default"
+                )));
+            }
+        }
+        Ok(self.cfg)
+    }
+}
+
+/// S3's rules for a bucket name (general purpose buckets).
+fn valid_bucket(b: &str) -> bool {
+    let edge = |c: Option<u8>| c.is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
+    (3..=63).contains(&b.len())
+        && b.bytes()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'.' || c == b'-')
+        && edge(b.bytes().next())
+        && edge(b.bytes().last())
+}
