@@ -17,7 +17,7 @@ use crate::dynamo::CasWrite;
 use crate::error::{Error, Result};
 use crate::format::codec::{self, PhpValue};
 use crate::format::item;
-use crate::format::versioned::{next_version, Landed, Precondition};
+use crate::format::versioned::{next_version, Landed, Precondition, VersionedWrite};
 use crate::store::Store;
 
 pub use crate::format::versioned::{version_from_f64, version_from_i64, version_from_str};
@@ -262,7 +262,14 @@ impl Store {
         let token = Alphanumeric.sample_string(&mut rand::rng(), TOKEN_LEN);
         let table = self.table();
         let old = match table
-            .put_versioned(&k, &stored, expires_at, pre, version, &token)
+            .put_versioned(&VersionedWrite {
+                key: &k,
+                value: &stored,
+                expires_at,
+                pre,
+                version,
+                token: &token,
+            })
             .await?
         {
             CasWrite::Written => return Ok(CasOutcome::Written { version }),

@@ -215,7 +215,7 @@ fn no_module_cycles() {
 #[test]
 fn only_the_request_layer_touches_the_sdk() {
     // Each SDK crate belongs to one request layer; aws_config builds their configuration in
-    // `aws.rs` (which uses no SDK crate) and in both.
+    // `aws/` (which uses no SDK crate, only their shared runtime types) and in both.
     let mut wrong = Vec::new();
     for f in src() {
         let top = f.module.first().map(String::as_str);

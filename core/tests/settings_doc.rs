@@ -11,7 +11,10 @@ const END: &str = "<!-- settings: end -->";
 fn configuration_md_is_generated_from_the_settings_table() {
     let path = ddblock_test_support::repo_root().join("docs/configuration.md");
     let doc = std::fs::read_to_string(&path).unwrap();
-    let start = doc.find(BEGIN).expect("the settings markers in docs/configuration.md") + BEGIN.len();
+    let start = doc
+        .find(BEGIN)
+        .expect("the settings markers in docs/configuration.md")
+        + BEGIN.len();
     let end = start + doc[start..].find(END).expect("the end marker");
     let want = settings_markdown();
     if doc[start..end] != want {
@@ -30,7 +33,13 @@ fn configuration_md_is_generated_from_the_settings_table() {
 /// taken; an unknown name is refused with the list of names).
 #[test]
 fn every_front_name_finds_its_setting() {
-    for front in [Front::Rust, Front::Python, Front::Node, Front::Cli, Front::Env] {
+    for front in [
+        Front::Rust,
+        Front::Python,
+        Front::Node,
+        Front::Cli,
+        Front::Env,
+    ] {
         for s in SETTINGS {
             if let Some(name) = s.name_in(front) {
                 assert_eq!(Setting::find(front, name).unwrap().key, s.key, "{name}");
@@ -48,9 +57,18 @@ fn every_front_name_finds_its_setting() {
         .and_then(|b| b.build())
     };
     // Node's durations are milliseconds, Python's and the CLI's seconds: one setting.
-    let node = built(Front::Node, vec![("heartbeatIntervalMs", SettingValue::Number(1500.0))]);
-    let py = built(Front::Python, vec![("heartbeat_interval", SettingValue::Number(1.5))]);
-    let cli = built(Front::Cli, vec![("heartbeat-interval", SettingValue::Text("1.5".into()))]);
+    let node = built(
+        Front::Node,
+        vec![("heartbeatIntervalMs", SettingValue::Number(1500.0))],
+    );
+    let py = built(
+        Front::Python,
+        vec![("heartbeat_interval", SettingValue::Number(1.5))],
+    );
+    let cli = built(
+        Front::Cli,
+        vec![("heartbeat-interval", SettingValue::Text("1.5".into()))],
+    );
     for c in [node, py, cli] {
         assert_eq!(
             c.unwrap().heartbeat_interval(),
@@ -62,7 +80,11 @@ fn every_front_name_finds_its_setting() {
         (Front::Node, "maxAttempts", SettingValue::Number(1.5)),
         (Front::Python, "max_attempts", SettingValue::Number(-1.0)),
         (Front::Cli, "max-attempts", SettingValue::Text("two".into())),
-        (Front::Cli, "connect-timeout", SettingValue::Text("-1".into())),
+        (
+            Front::Cli,
+            "connect-timeout",
+            SettingValue::Text("-1".into()),
+        ),
         (Front::Node, "layout", SettingValue::Text("laravel7".into())),
         (Front::Python, "table", SettingValue::Number(3.0)),
     ] {

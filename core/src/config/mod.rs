@@ -12,9 +12,9 @@ pub use crate::format::layout::{KeyLayout, MAX_KEY_BYTES};
 mod builder;
 pub mod settings;
 
+pub use crate::time::{Clock, SystemClock};
 pub use builder::StoreConfigBuilder;
 pub use settings::{settings_markdown, Front, Setting, SettingValue, Unit, SETTINGS};
-pub use crate::time::{Clock, SystemClock};
 
 /// Default of [`StoreConfigBuilder::clock_skew_margin`]: 0, Laravel's own takeover rule
 /// (`expires_at < now`), so every front on a table shares one rule (docs/semantics.md).

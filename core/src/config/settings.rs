@@ -359,9 +359,7 @@ impl Setting {
         let name = self.name_in(front).unwrap_or(self.rust);
         let text = |v: SettingValue| match v {
             SettingValue::Text(t) => Ok(t),
-            other => Err(Error::Config(format!(
-                "{name} must be text, got {other:?}"
-            ))),
+            other => Err(Error::Config(format!("{name} must be text, got {other:?}"))),
         };
         let secs = |v: SettingValue| duration(front, name, v, false);
         Ok(match self.key {
@@ -405,14 +403,17 @@ fn duration(front: Front, name: &str, v: SettingValue, whole: bool) -> Result<Du
     };
     let n = match v {
         SettingValue::Number(n) => n,
-        SettingValue::Text(t) if whole => t.trim().parse::<u64>().map(|s| s as f64).map_err(|_| {
-            Error::Config(format!(
-                "{name} must be a whole number of seconds (0 or more), got {t:?}"
-            ))
-        })?,
-        SettingValue::Text(t) => t.trim().parse::<f64>().map_err(|_| {
-            Error::Config(format!("{name} must be a number of {unit}, got {t:?}"))
-        })?,
+        SettingValue::Text(t) if whole => {
+            t.trim().parse::<u64>().map(|s| s as f64).map_err(|_| {
+                Error::Config(format!(
+                    "{name} must be a whole number of seconds (0 or more), got {t:?}"
+                ))
+            })?
+        }
+        SettingValue::Text(t) => t
+            .trim()
+            .parse::<f64>()
+            .map_err(|_| Error::Config(format!("{name} must be a number of {unit}, got {t:?}")))?,
         other => {
             return Err(Error::Config(format!(
                 "{name} must be a number of {unit}, got {other:?}"
@@ -449,7 +450,12 @@ fn backoff(front: Front, name: &str, v: SettingValue) -> Result<Backoff> {
         )));
     };
     let d = |what: &str, n: f64| {
-        duration(front, &format!("{name} {what}"), SettingValue::Number(n), false)
+        duration(
+            front,
+            &format!("{name} {what}"),
+            SettingValue::Number(n),
+            false,
+        )
     };
     Ok(Backoff {
         initial: d("initial", initial)?,

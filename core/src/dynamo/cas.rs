@@ -20,9 +20,8 @@ use super::Table;
 use crate::config::StoreConfig;
 use crate::error::Result;
 use crate::format::versioned::{
-    Precondition, VersionedItem, VERSION_ATTRIBUTE, WRITES_ATTRIBUTE, WRITE_SLOTS,
+    Precondition, VersionedItem, VersionedWrite, VERSION_ATTRIBUTE, WRITES_ATTRIBUTE, WRITE_SLOTS,
 };
-use crate::holder::StoredValue;
 
 /// The SDK's first retry of a conditional write waits up to this long (its default is up to
 /// 1 s): a retry after a lost answer should come before other writers move the item on by
@@ -124,15 +123,15 @@ impl Table {
     /// whole item when the precondition expects no version (replacing whatever was there, as
     /// Laravel's `put`), else an UpdateItem `SET #value, #expires_at, #version, #writes.#slot`.
     /// `ReturnValuesOnConditionCheckFailure: ALL_OLD` either way.
-    pub(crate) async fn put_versioned(
-        &self,
-        k: &str,
-        value: &StoredValue,
-        expires_at: i64,
-        pre: &Precondition,
-        version: u64,
-        token: &str,
-    ) -> Result<CasWrite> {
+    pub(crate) async fn put_versioned(&self, w: &VersionedWrite<'_>) -> Result<CasWrite> {
+        let VersionedWrite {
+            key: k,
+            value,
+            expires_at,
+            pre,
+            version,
+            token,
+        } = *w;
         let c = self.config();
         let slot = (version % WRITE_SLOTS).to_string();
         let (cond, values) = condition(pre);

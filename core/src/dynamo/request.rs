@@ -16,7 +16,7 @@ use super::Table;
 use crate::config::StoreConfig;
 use crate::error::{Error, Result};
 use crate::format::input::Amount;
-use crate::format::item::{ItemView, ATTEMPT_ATTRIBUTE, FENCE_ATTRIBUTE};
+use crate::format::item::{ItemView, Take, ATTEMPT_ATTRIBUTE, FENCE_ATTRIBUTE};
 use crate::holder::StoredValue;
 
 /// The answer to [`Table::take_lock`].
@@ -108,17 +108,16 @@ impl Table {
     /// Laravel's `add()` condition `attribute_not_exists(#key) OR #expires_at < :now` where `:now`
     /// is `cutoff` (now minus the clock-skew margin). The old item comes back on a failed
     /// condition (`ALL_OLD`). `deadline` bounds the whole operation, the SDK's retries included.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) async fn take_lock(
-        &self,
-        k: &str,
-        owner: &StoredValue,
-        expires_at: i64,
-        cutoff: i64,
-        attempt: &str,
-        fence_base: u64,
-        deadline: Option<Instant>,
-    ) -> Result<TakeLock> {
+    pub(crate) async fn take_lock(&self, t: &Take<'_>) -> Result<TakeLock> {
+        let Take {
+            key: k,
+            owner,
+            attempt,
+            expires_at,
+            cutoff,
+            fence_base,
+            deadline,
+        } = *t;
         let c = self.config();
         let req = self
             .client()

@@ -1,6 +1,8 @@
 //! What an item means: its stored value, its expiry (Laravel's rules), and, for a lock, its holder.
 //! No SDK types: the request layer hands over [`ItemView`]s.
 
+use std::time::Instant;
+
 use crate::error::{CodecError, Error, Result};
 use crate::format::codec::{self, PhpValue};
 use crate::holder::{Holder, StoredValue};
@@ -195,6 +197,26 @@ pub fn php_int_cast(n: &str) -> i64 {
     n.trim()
         .parse::<i64>()
         .unwrap_or_else(|_| n.trim().parse::<f64>().map(|f| f as i64).unwrap_or(0))
+}
+
+/// One conditional create-or-take-over of a lock item, as the lock rules ask for it and the
+/// request layers send it (DynamoDB's `take_lock`, S3's conditional put).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Take<'a> {
+    /// The table key.
+    pub key: &'a str,
+    /// The owner, as stored.
+    pub owner: &'a StoredValue,
+    /// This attempt's id: recognises the attempt's own write on a retry.
+    pub attempt: &'a str,
+    /// The expiry to write.
+    pub expires_at: i64,
+    /// Take over only an item with `expires_at < cutoff` (now minus the clock-skew margin).
+    pub cutoff: i64,
+    /// The fencing token to start from when the item has none (the clock in microseconds).
+    pub fence_base: u64,
+    /// When the whole request (retries included) must have ended, plus one attempt timeout.
+    pub deadline: Option<Instant>,
 }
 
 #[cfg(test)]

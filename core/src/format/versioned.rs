@@ -130,6 +130,24 @@ fn bad_version(v: impl std::fmt::Display) -> Error {
     ))
 }
 
+/// One compare-and-set write, as the request layer sends it: the entry and its expiry, what the
+/// item must be found as, the version to write, and this write's token (to recognise it later).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct VersionedWrite<'a> {
+    /// The table key.
+    pub key: &'a str,
+    /// The value, as stored.
+    pub value: &'a StoredValue,
+    /// The expiry to write.
+    pub expires_at: i64,
+    /// What the item must be found as.
+    pub pre: &'a Precondition,
+    /// The version to write.
+    pub version: u64,
+    /// This write's token.
+    pub token: &'a str,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,33 +1,15 @@
 //! What the lock rules need from storage, as a trait, so a second backend (S3) can sit behind the
 //! same rules without branches in `lock/`. The DynamoDB backend is in `lock/dynamo.rs`.
 
-use std::fmt;
-use std::time::Instant;
-
 use futures_util::future::BoxFuture;
+use std::fmt;
 
 use crate::error::Result;
 use crate::holder::{Holder, StoredValue};
 use crate::lock::ReleaseOutcome;
 
-/// One conditional create-or-take-over of a lock, as the rules ask for it.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Take<'a> {
-    /// The table key.
-    pub key: &'a str,
-    /// The owner, as stored.
-    pub owner: &'a StoredValue,
-    /// This attempt's id: recognises the attempt's own write on a retry.
-    pub attempt: &'a str,
-    /// The expiry to write.
-    pub expires_at: i64,
-    /// Take over only an item with `expires_at < cutoff` (now minus the clock-skew margin).
-    pub cutoff: i64,
-    /// The fencing token to start from when the item has none (the clock in microseconds).
-    pub fence_base: u64,
-    /// When the whole request (retries included) must have ended, plus one attempt timeout.
-    pub deadline: Option<Instant>,
-}
+/// One conditional create-or-take-over of a lock (its item is the table format's).
+pub(crate) use crate::format::item::Take;
 
 /// The answer to one [`Take`].
 #[derive(Debug)]

@@ -19,17 +19,7 @@ impl LockBackend for Table {
 
     fn try_acquire<'a>(&'a self, t: Take<'a>) -> BoxFuture<'a, Result<Attempt>> {
         async move {
-            let answer = self
-                .take_lock(
-                    t.key,
-                    t.owner,
-                    t.expires_at,
-                    t.cutoff,
-                    t.attempt,
-                    t.fence_base,
-                    t.deadline,
-                )
-                .await?;
+            let answer = self.take_lock(&t).await?;
             let old = match answer {
                 TakeLock::Written { fence } => return Ok(Attempt::Written { fence }),
                 TakeLock::Exists(Some(old)) => old,

@@ -1,8 +1,9 @@
-//! S3 failures as ddblock's error kinds.
+//! S3's SDK failures as ddblock's error kinds, and the conditions S3 answers with a status.
 
 use aws_sdk_s3::config::http::HttpResponse;
-use aws_sdk_s3::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
+use aws_sdk_s3::error::{ProvideErrorMetadata, SdkError};
 
+use crate::aws::fault::{classify, Service};
 use crate::config::StoreConfig;
 use crate::error::Error;
 
@@ -25,7 +26,8 @@ pub(super) fn not_implemented<E: ProvideErrorMetadata>(err: &SdkError<E, HttpRes
     }
 }
 
-/// Maps an SDK failure of `operation` on `bucket` to ddblock's error kinds.
+/// Maps an SDK failure of `operation` on `bucket` to ddblock's error kinds: the one classifier
+/// shared with DynamoDB (`aws::fault`), told that S3 answered.
 pub(super) fn s3_error<E>(
     cfg: &StoreConfig,
     bucket: &str,
@@ -35,64 +37,5 @@ pub(super) fn s3_error<E>(
 where
     E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
 {
-    let endpoint = cfg
-        .endpoint()
-        .map(str::to_owned)
-        .unwrap_or_else(|| "the default AWS endpoint".into());
-    let chain = || DisplayErrorContext(&err).to_string();
-    match &err {
-        SdkError::ServiceError(se) => {
-            let code = se.err().code().unwrap_or("Unknown").to_owned();
-            let message = se.err().message().unwrap_or("").to_owned();
-            match code.as_str() {
-                "NoSuchBucket" => Error::Config(format!(
-                    "S3 bucket `{bucket}` does not exist at {endpoint} ({operation}): create it, \
-                     or fix the bucket name, endpoint or region"
-                )),
-                "SlowDown" | "Throttling" | "ThrottlingException" | "RequestLimitExceeded" => {
-                    Error::Throttled {
-                        operation,
-                        code,
-                        message,
-                    }
-                }
-                _ => Error::Service {
-                    operation,
-                    code,
-                    message,
-                },
-            }
-        }
-        SdkError::DispatchFailure(_) | SdkError::ConstructionFailure(_)
-            if chain().to_ascii_lowercase().contains("credentials") =>
-        {
-            Error::Credentials {
-                operation,
-                endpoint,
-                message: chain(),
-            }
-        }
-        SdkError::TimeoutError(_) | SdkError::DispatchFailure(_) | SdkError::ResponseError(_) => {
-            let message = chain();
-            // Refused or unresolvable: the request never left.
-            let never = ["connection refused", "dns error", "failed to lookup"]
-                .iter()
-                .any(|m| message.to_ascii_lowercase().contains(m));
-            Error::Transport {
-                operation,
-                endpoint,
-                message,
-                sent: !never,
-            }
-        }
-        SdkError::ConstructionFailure(_) => Error::Config(format!(
-            "could not build the {operation} request: {}",
-            chain()
-        )),
-        _ => Error::Service {
-            operation,
-            code: "Unknown".into(),
-            message: chain(),
-        },
-    }
+    classify(cfg, Service::S3 { bucket }, operation, err)
 }

@@ -1,6 +1,9 @@
 //! What the DynamoDB and S3 request layers share: the SDK configuration built from a
-//! [`StoreConfig`] (endpoint, region chain without instance metadata, timeouts, attempts) and a
-//! value kept once per process. Uses `aws_config` only, never an SDK crate.
+//! [`StoreConfig`] (endpoint, region chain without instance metadata, timeouts, attempts), a
+//! value kept once per process, and the one classifier of SDK failures ([`fault`]). Uses
+//! `aws_config` and the SDKs' shared runtime types, never an SDK crate.
+
+pub(crate) mod fault;
 
 use std::future::Future;
 use std::sync::Arc;
