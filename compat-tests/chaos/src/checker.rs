@@ -60,6 +60,14 @@ pub struct Cycle {
     /// `released`, `not_held`, `held_by_other`, `lease_lost`, `error`, or absent.
     #[serde(default)]
     pub release: Option<String>,
+    /// With `lease_lost`: milliseconds of the lease that were left by the holder's own monotonic
+    /// clock when its body ended (more than 0 with no refresh that saw the lock taken: a false
+    /// lease loss, such as a release whose first answer was lost being taken for one).
+    #[serde(default)]
+    pub lease_left_ms: Option<u64>,
+    /// With `lease_lost`: whether a refresh during the body saw the lock no longer ours.
+    #[serde(default)]
+    pub lost_by_refresh: Option<bool>,
     /// Errors seen in this cycle: `(operation, kind)`, kind as the front names it (Rust
     /// `ErrorKind`, Python exception class, Node `code`, PHP exception class).
     #[serde(default)]
@@ -123,6 +131,12 @@ pub struct GroupReport {
     /// Releases answered "not yours" (`not_held`/`held_by_other`): a resend after a lost answer
     /// (the first delete landed), or a lease that had run out.
     pub releases_not_own: u64,
+    /// Lease-lost reports (the core's `Held::finish`: a refresh saw the lock taken, or the body
+    /// outlasted its lease).
+    pub lease_lost: u64,
+    /// Lease-lost reports whose lease had not run out by the holder's clock and that no refresh
+    /// saw: false reports (the goal is 0).
+    pub false_lease_losses: u64,
 }
 
 /// The whole verdict.
@@ -184,6 +198,12 @@ impl Report {
             v.push(format!(
                 "{} ddblock locks still held after the run that no error explains",
                 d.held_at_end
+            ));
+        }
+        if d.false_lease_losses > 0 {
+            v.push(format!(
+                "{} lease-lost reports whose lease had not run out by the holder's clock",
+                d.false_lease_losses
             ));
         }
         for (lang, examples) in &self.untyped {
@@ -562,6 +582,17 @@ pub fn check(
                 .entry(c.lang.clone())
                 .or_default()
                 .extend(c.untyped.iter().cloned());
+        }
+        if c.release.as_deref() == Some("lease_lost") {
+            let g = if keys.locks.get(&c.name).is_some_and(|k| k.control) {
+                &mut report.control
+            } else {
+                &mut report.ddblock
+            };
+            g.lease_lost += 1;
+            if c.lease_left_ms.unwrap_or(0) > 0 && c.lost_by_refresh != Some(true) {
+                g.false_lease_losses += 1;
+            }
         }
         if matches!(c.release.as_deref(), Some("not_held" | "held_by_other")) {
             let control = keys.locks.get(&c.name).is_some_and(|k| k.control);

@@ -52,6 +52,25 @@ impl Stats {
     pub fn grand_total(&self) -> u64 {
         self.ops.values().flat_map(|m| m.values()).sum()
     }
+
+    /// The first fault a `sequence` scripted (each operation's first that is not `ok`) that these
+    /// counters never saw, as `(operation, fault)`: a test whose faults did not happen proves
+    /// nothing.
+    pub fn unseen_scripted<'a>(
+        &self,
+        sequence: &'a BTreeMap<String, Vec<String>>,
+    ) -> Option<(&'a str, &'a str)> {
+        sequence.iter().find_map(|(op, script)| {
+            let fault = script.iter().find(|f| *f != "ok")?;
+            let outcome = match fault.as_str() {
+                "drop" => DROPPED,
+                "throttle" => THROTTLED,
+                "error500" => ERROR_500,
+                other => other,
+            };
+            (self.count(op, outcome) == 0).then_some((op.as_str(), fault.as_str()))
+        })
+    }
 }
 
 /// The live counters shared by the connection tasks.

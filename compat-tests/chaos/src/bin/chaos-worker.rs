@@ -12,7 +12,7 @@ use ddblock::aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
 use ddblock::aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
 use ddblock::aws_sdk_dynamodb::types::AttributeValue;
 use ddblock::aws_sdk_dynamodb::Client;
-use ddblock::{ReleaseOutcome, Store, StoreConfig};
+use ddblock::{ErrorKind, Store, StoreConfig};
 use ddblock_chaos::checker::Cycle;
 use ddblock_chaos::guarded;
 use ddblock_chaos::profile::env;
@@ -131,11 +131,14 @@ async fn main() {
             ..Cycle::default()
         };
         let left = until.saturating_duration_since(Instant::now());
-        match lock.acquire_within(Some(wait.min(left))).await {
-            Ok(o) if o.is_acquired() => {
+        // The body runs as every front's does: the core's `enter` (acquire, heartbeat), then
+        // `Held::finish` (release, and the one rule for the end of the lease).
+        match lock.clone().enter(wait.min(left)).await {
+            Ok(held) => {
                 acquired += 1;
                 c.acquire = "acquired".into();
-                c.fence = lock.fence();
+                c.fence = held.lock().fence();
+                let lock = held.lock();
                 for i in 0..2 {
                     if i == 1 {
                         tokio::time::sleep(work).await;
@@ -144,7 +147,7 @@ async fn main() {
                         c.writes.push("skipped".into());
                         continue;
                     };
-                    if rem < LEASE_SAFETY {
+                    if rem < LEASE_SAFETY || held.lease().is_lost() {
                         c.writes.push("skipped".into());
                         continue;
                     }
@@ -159,17 +162,22 @@ async fn main() {
                         },
                     );
                 }
-                c.release = Some(match lock.release().await {
-                    Ok(ReleaseOutcome::Released) => "released".into(),
-                    Ok(ReleaseOutcome::NotHeld) => "not_held".into(),
-                    Ok(ReleaseOutcome::HeldByOther(_)) => "held_by_other".into(),
+                let left = lock.remaining().unwrap_or_default();
+                let by_refresh = held.lease().is_lost();
+                c.release = Some(match held.finish().await {
+                    Ok(()) => "released".into(),
+                    Err(e) if e.kind() == ErrorKind::LeaseLost => {
+                        c.lease_left_ms = Some(left.as_millis() as u64);
+                        c.lost_by_refresh = Some(by_refresh);
+                        "lease_lost".into()
+                    }
                     Err(e) => {
                         c.errors.push(("release".into(), e.kind().as_str().into()));
                         "error".into()
                     }
                 });
             }
-            Ok(_) => c.acquire = "held".into(),
+            Err(e) if e.kind() == ErrorKind::LockTimeout => c.acquire = "held".into(),
             Err(e) => {
                 c.acquire = "error".into();
                 c.errors.push(("acquire".into(), e.kind().as_str().into()));

@@ -281,7 +281,7 @@ fn print_report(p: &Profile, r: &Report, elapsed: Duration, workers: &[String]) 
     println!("| | ddblock (Rust, Python, Node, PHP driver) | stock Laravel (control) |");
     println!("| --- | --- | --- |");
     type Row = (&'static str, fn(&GroupReport) -> u64);
-    let rows: [Row; 18] = [
+    let rows: [Row; 20] = [
         ("acquisitions committed", |g| g.acquisitions),
         ("  reported by their worker", |g| g.acquisitions_learned),
         ("  outcome unknown to the worker, cleaned up", |g| {
@@ -317,6 +317,14 @@ fn print_report(p: &Profile, r: &Report, elapsed: Duration, workers: &[String]) 
         (
             "releases answered \"not yours\" (a resend after a lost answer, or a lease run out)",
             |g| g.releases_not_own,
+        ),
+        (
+            "lease-lost reports (the Rust workers end each body with the core's Held::finish)",
+            |g| g.lease_lost,
+        ),
+        (
+            "**false lease losses** (reported with lease left by the holder's clock, no refresh saw it)",
+            |g| g.false_lease_losses,
         ),
         (
             "**locks left in place by a release that reported success**",
