@@ -508,7 +508,10 @@ async fn doctor(store: &Store, cli: &Cli, a: &DoctorArgs) -> ddblock::Result<i32
 
 async fn create_table(store: &Store, json: bool, a: &CreateTableArgs) -> ddblock::Result<i32> {
     let c = store.config();
-    let mut opts = CreateTableOptions::new().ttl(!a.no_ttl).wait(a.wait);
+    let mut opts = CreateTableOptions::new().ttl(!a.no_ttl);
+    if let Some(w) = a.wait {
+        opts = opts.wait(w);
+    }
     if let Some(t) = &a.ttl_attribute {
         opts = opts.ttl_attribute(t);
     }
@@ -558,7 +561,7 @@ async fn create_table(store: &Store, json: bool, a: &CreateTableArgs) -> ddblock
             "ddblock: table `{}` is still {} after waiting {:?}; run create-table again or raise --wait",
             c.table(),
             r.status,
-            a.wait
+            opts.wait_limit()
         );
         return Ok(EXIT_FAILURE);
     }

@@ -131,14 +131,9 @@ pub struct OnceArgs {
     /// How long the claim lasts, in whole seconds: longer than CMD runs (then another caller takes over)
     #[arg(long, value_name = "SECS", allow_negative_numbers = true)]
     pub ttl: String,
-    /// How long a done event is remembered (redeliveries within it are skipped)
-    #[arg(
-        long,
-        value_name = "SECS",
-        default_value = "86400",
-        allow_negative_numbers = true
-    )]
-    pub done_ttl: String,
+    /// How long a done event is remembered (redeliveries within it are skipped) [default: 86400, the core's]
+    #[arg(long, value_name = "SECS", allow_negative_numbers = true)]
+    pub done_ttl: Option<String>,
     /// The command and its arguments (use -- before a command starting with -)
     #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]
     pub command: Vec<OsString>,
@@ -305,9 +300,9 @@ pub struct CreateTableArgs {
     /// Do not enable TTL
     #[arg(long, conflicts_with = "ttl_attribute")]
     pub no_ttl: bool,
-    /// Wait up to SECS for the table to become ACTIVE
-    #[arg(long, value_name = "SECS", default_value = "120", value_parser = parse_secs, allow_negative_numbers = true)]
-    pub wait: Duration,
+    /// Wait up to SECS for the table to become ACTIVE [default: 120, the core's]
+    #[arg(long, value_name = "SECS", value_parser = parse_secs, allow_negative_numbers = true)]
+    pub wait: Option<Duration>,
 }
 
 /// `get`.

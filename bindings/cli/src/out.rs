@@ -23,7 +23,9 @@ pub fn error(e: &ddblock::Error, json: bool) -> i32 {
     let mut msg = one_line(&e.to_string());
     // The flags that set what a transport error is about.
     if e.kind() == ErrorKind::Transport {
-        msg.push_str(" [ddblock flags: --endpoint, --region, --connect-timeout, --operation-timeout]");
+        msg.push_str(
+            " [ddblock flags: --endpoint, --region, --connect-timeout, --operation-timeout]",
+        );
     }
     eprintln!("ddblock: {msg}");
     if json {

@@ -53,9 +53,10 @@ fn status_text(st: &OnceStatus) -> String {
 
 /// `ddblock once EVENT --ttl SECS [--done-ttl SECS] -- CMD`.
 pub async fn once(store: &Store, g: &Global, a: &OnceArgs) -> ddblock::Result<i32> {
-    let once = store
-        .once(&a.event, ttl_from_str(&a.ttl)?)?
-        .with_done_ttl(ttl_from_str(&a.done_ttl)?)?;
+    let mut once = store.once(&a.event, ttl_from_str(&a.ttl)?)?;
+    if let Some(t) = &a.done_ttl {
+        once = once.with_done_ttl(ttl_from_str(t)?)?;
+    }
     let mut signals = match catch_signals() {
         Ok(rx) => rx,
         Err(e) => {

@@ -1,7 +1,6 @@
 //! `ddblock._native.Store`: holds a core `Store` and converts arguments and results. Every
 //! operation returns a [`Pending`] (wait for it or await it): written once for both APIs.
 
-
 use ddblock::admin::{CreateTableOptions, DoctorOptions, ScanOptions};
 use ddblock::config::{Front, SettingValue};
 use ddblock::{CasOptions, CasOutcome, Consistency, PhpValue, Store, StoreConfig, Versioned};
@@ -301,10 +300,14 @@ impl PyStore {
     }
 
     /// Creates the table (idempotent) and enables TTL; `wait` seconds for ACTIVE.
-    fn create_table(&self, ttl: bool, wait: f64) -> PyResult<Pending> {
-        let wait = ddblock::format::input::timeout_from_secs_f64("wait", wait).map_err(to_py)?;
+    fn create_table(&self, ttl: bool, wait: Option<f64>) -> PyResult<Pending> {
+        let mut opts = CreateTableOptions::new().ttl(ttl);
+        if let Some(w) = wait {
+            opts = opts.wait(
+                ddblock::format::input::timeout_from_secs_f64("wait", w).map_err(to_py)?,
+            );
+        }
         let s = self.inner.clone();
-        let opts = CreateTableOptions::new().ttl(ttl).wait(wait);
         Ok(Pending::new(async move {
             s.create_table(&opts).await.map(CreateReport)
         }))

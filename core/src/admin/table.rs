@@ -43,7 +43,11 @@ impl CreateTableOptions {
         self.ttl_attribute = Some(name.into());
         self
     }
-    /// How long to wait for the table to become ACTIVE.
+    /// How long `create_table` waits for ACTIVE, as set.
+    pub fn wait_limit(&self) -> Duration {
+        self.wait
+    }
+    /// How long to wait for the table to become ACTIVE (default [`DEFAULT_CREATE_WAIT`]).
     pub fn wait(mut self, d: Duration) -> Self {
         self.wait = d;
         self

@@ -173,10 +173,11 @@ class AsyncStore(StoreBase):
 
     # ---- the table ----
 
-    async def create_table(self, *, ttl: bool = True, wait: float = 120.0) -> dict[str, Any]:
+    async def create_table(self, *, ttl: bool = True, wait: float | None = None) -> dict[str, Any]:
         """Creates the table Laravel's cache store needs (idempotent), waits up to ``wait``
-        seconds for it to be ACTIVE and enables TTL on the expiry attribute (``ttl=False``:
-        leave TTL alone). Returns ``created``, ``ready``, ``status``, ``ttl``, ..."""
+        seconds (default 120, the core's) for it to be ACTIVE and enables TTL on the expiry
+        attribute (``ttl=False``: leave TTL alone). Returns ``created``, ``ready``, ``status``,
+        ``ttl``, ..."""
         return await self._native.create_table(ttl, wait)
 
     async def doctor(self, *, scan: bool = True) -> dict[str, Any]:

@@ -208,7 +208,7 @@ class Store:
         """
         The core's bounded retry for an `update` loop on `key` (`None`: the core's attempts).
         """
-    def create_table(self, /, ttl: bool, wait: SupportsFloat | SupportsIndex) -> Pending:
+    def create_table(self, /, ttl: bool, wait: SupportsFloat | SupportsIndex | None) -> Pending:
         """
         Creates the table (idempotent) and enables TTL; `wait` seconds for ACTIVE.
         """
