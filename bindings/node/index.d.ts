@@ -166,7 +166,7 @@ export declare class NativeStore {
   get(key: string): Promise<unknown>
   /**
    * Values of `keys` (an object in the order asked; missing → `undefined`; an item that is
-   * not a Laravel value → an Error with code CODEC).
+   * not a Laravel value → a `DdblockError` with code CODEC).
    */
   many(keys: Array<string>): Promise<Record<string, unknown>>
   /** Stores `value` for `ttl` seconds. */
@@ -361,3 +361,9 @@ export interface Ttl {
   /** The TTL attribute, when there is one. */
   attribute?: string
 }
+
+/**
+ * Makes the binding's errors instances of `errorClass` (lib.js's `DdblockError`), called as
+ * `new errorClass(code, message, serviceCode, cause, kind)`.
+ */
+export declare function useErrorClass(errorClass: new (code: string, message: string, serviceCode: string | undefined, cause: unknown, kind: string) => Error): void

@@ -847,3 +847,4 @@ module.exports.NativeStore = nativeBinding.NativeStore
 module.exports.Store = nativeBinding.Store
 module.exports.NativeVersioned = nativeBinding.NativeVersioned
 module.exports.errorCodes = nativeBinding.errorCodes
+module.exports.useErrorClass = nativeBinding.useErrorClass

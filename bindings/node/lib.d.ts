@@ -53,11 +53,20 @@ export type ErrorCode =
   /** An acquire or wait aborted by the caller's `signal` (not a core kind; `name` is 'AbortError'). */
   | 'ABORTED'
 
+/** The core's snake_case name of an error kind (`lease_lost`), or `aborted`: the code lower-cased. */
+export type ErrorKind = Lowercase<ErrorCode>
+
 /** The codes of the core's error kinds (`ABORTED`, the binding's own, is not among them). */
 export declare const CODES: readonly ErrorCode[]
 
+/**
+ * Every failure: built by the native module from the core's error. `message` is the core's, and
+ * `cause` the error it wraps, when there is one (for `ABORTED`, the signal's reason).
+ */
 export declare class DdblockError extends Error {
   readonly code: ErrorCode
+  /** The core's name of the kind (`lease_lost` for `LEASE_LOST`); `aborted` for `ABORTED`. */
+  readonly kind: ErrorKind
   /** DynamoDB's error code, for `SERVICE` and `THROTTLED`. */
   readonly serviceCode?: string
   /** `withLock`: the callback's result, when it finished before the lease was lost or the release failed. */

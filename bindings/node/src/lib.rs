@@ -1,10 +1,12 @@
 //! Node.js binding of ddblock (napi-rs). Holds core objects and converts types and errors; every
-//! rule is the core's. Use it through `lib.js` (package `ddblock`), which adds `withLock` and
-//! turns the tagged messages of [`error`] into `DdblockError`s with a `code`.
+//! rule is the core's. Use it through `lib.js` (package `ddblock`), which adds `withLock`; errors
+//! reach JavaScript as `DdblockError`s built here ([`error`]).
 //!
-//! All DynamoDB calls run on napi-rs's one tokio runtime and return Promises.
+//! All DynamoDB calls run on napi-rs's one tokio runtime and return Promises ([`error::promise`]:
+//! a failure is turned into its JavaScript error on the JavaScript thread).
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use ddblock::admin::{ClockReading, CreateTableOptions, DoctorOptions, ScanOptions, TtlState};
@@ -12,16 +14,17 @@ use ddblock::format::input::{timeout_from_secs_f64, Amount};
 use ddblock::{
     ErrorKind, Heartbeat, Held, KeyLayout, LeaseSignal, LockBackendKind, StoreConfig, Wait,
 };
-use napi::bindgen_prelude::{PromiseRaw, Result};
+use napi::bindgen_prelude::PromiseRaw;
 use napi::Env;
 use napi_derive::napi;
 use tokio::sync::watch;
 
 mod error;
 mod patterns;
+mod runtime;
 mod value;
 
-use error::IntoNapi;
+use error::{promise, IntoNapi, OrThrow, Result};
 use patterns::{NativeConflictRetry, NativeOnce, NativeVersioned, OnceOptions};
 use value::{Cached, Entries, JsPhp, Many, Seconds};
 
@@ -149,10 +152,10 @@ pub struct Store {
 #[napi]
 impl Store {
     /// A store over `options` (CONFIG error when invalid). Connects on the first call.
-    #[napi(constructor, catch_unwind)]
-    pub fn new(options: Option<StoreOptions>) -> Result<Self> {
+    #[napi(constructor, catch_unwind, strict)]
+    pub fn new(env: &Env, options: Option<StoreOptions>) -> napi::Result<Self> {
         Ok(Store {
-            inner: ddblock::Store::new(config(options.unwrap_or_default())?),
+            inner: ddblock::Store::new(config(options.unwrap_or_default()).or_throw(env)?),
         })
     }
 
@@ -186,192 +189,316 @@ impl Store {
         catch_unwind,
         ts_args_type = "name: string, ttl?: number | undefined | null, owner?: string | undefined | null"
     )]
-    pub fn lock(&self, name: String, ttl: Option<Seconds>, owner: Option<String>) -> Result<Lock> {
+    pub fn lock(
+        &self,
+        env: &Env,
+        name: String,
+        ttl: Option<Seconds>,
+        owner: Option<String>,
+    ) -> napi::Result<Lock> {
         let ttl = ttl.map_or(0, |t| t.0);
         Ok(Lock {
-            inner: self.inner.make_lock(&name, ttl, owner).napi()?,
+            inner: self.inner.make_lock(&name, ttl, owner).or_throw(env)?,
         })
     }
 
     /// The once-only guard of `eventId` (a cache key); sends nothing. Bad ids or ttls throw here.
     #[napi(catch_unwind)]
-    pub fn once(&self, event_id: String, options: OnceOptions) -> Result<NativeOnce> {
-        patterns::once(&self.inner, &event_id, options)
+    pub fn once(
+        &self,
+        env: &Env,
+        event_id: String,
+        options: OnceOptions,
+    ) -> napi::Result<NativeOnce> {
+        patterns::once(&self.inner, &event_id, options).or_throw(env)
     }
 
     /// `key`'s value and version: one strongly consistent GetItem.
-    #[napi]
-    pub async fn get_versioned(&self, key: String) -> Result<NativeVersioned> {
-        patterns::get_versioned(&self.inner, &key).await
+    #[napi(ts_return_type = "Promise<NativeVersioned>")]
+    pub fn get_versioned<'env>(
+        &self,
+        env: &'env Env,
+        key: String,
+    ) -> napi::Result<PromiseRaw<'env, NativeVersioned>> {
+        promise(env, patterns::get_versioned(self.inner.clone(), key))
     }
 
     /// Stores `value` for `ttl` only if the entry is at `version`; the written value and
     /// version, or `null` on a conflict.
-    #[napi(ts_args_type = "key: string, value: unknown, ttl: number, version: number")]
-    pub async fn put_if_version(
+    #[napi(
+        ts_args_type = "key: string, value: unknown, ttl: number, version: number",
+        ts_return_type = "Promise<NativeVersioned | null>"
+    )]
+    pub fn put_if_version<'env>(
         &self,
+        env: &'env Env,
         key: String,
         value: JsPhp,
         ttl: Seconds,
         version: f64,
-    ) -> Result<Option<NativeVersioned>> {
-        patterns::put_if_version(&self.inner, &key, value, ttl, version).await
+    ) -> napi::Result<PromiseRaw<'env, Option<NativeVersioned>>> {
+        let put = patterns::put_if_version(self.inner.clone(), key, value, ttl, version);
+        promise(env, put)
     }
 
     /// Stores `value` only if the entry is as `seen` read it (version and value).
-    #[napi(ts_args_type = "key: string, value: unknown, ttl: number, seen: NativeVersioned")]
-    pub async fn put_if_unchanged(
+    #[napi(
+        ts_args_type = "key: string, value: unknown, ttl: number, seen: NativeVersioned",
+        ts_return_type = "Promise<NativeVersioned | null>"
+    )]
+    pub fn put_if_unchanged<'env>(
         &self,
+        env: &'env Env,
         key: String,
         value: JsPhp,
         ttl: Seconds,
         seen: &NativeVersioned,
-    ) -> Result<Option<NativeVersioned>> {
-        patterns::put_if_unchanged(&self.inner, &key, value, ttl, seen).await
+    ) -> napi::Result<PromiseRaw<'env, Option<NativeVersioned>>> {
+        let put = patterns::put_if_unchanged(self.inner.clone(), key, value, ttl, seen);
+        promise(env, put)
     }
 
     /// The core's bounded retry of an `update` loop on `key` (default 10 attempts).
     #[napi(catch_unwind)]
     pub fn conflict_retry(
         &self,
+        env: &Env,
         key: String,
         attempts: Option<u32>,
-    ) -> Result<NativeConflictRetry> {
-        patterns::conflict_retry(&self.inner, &key, attempts)
+    ) -> napi::Result<NativeConflictRetry> {
+        patterns::conflict_retry(&self.inner, &key, attempts).or_throw(env)
     }
 
     /// The value of `key`, or `undefined` when missing or expired.
     #[napi(ts_return_type = "Promise<unknown>")]
-    pub async fn get(&self, key: String) -> Result<Cached> {
-        Ok(Cached(self.inner.get(&key).await.napi()?))
+    pub fn get<'env>(&self, env: &'env Env, key: String) -> napi::Result<PromiseRaw<'env, Cached>> {
+        let store = self.inner.clone();
+        promise(env, async move { Ok(Cached(store.get(&key).await?)) })
     }
 
     /// Values of `keys` (an object in the order asked; missing → `undefined`; an item that is
-    /// not a Laravel value → an Error with code CODEC).
+    /// not a Laravel value → a `DdblockError` with code CODEC).
     #[napi(ts_return_type = "Promise<Record<string, unknown>>")]
-    pub async fn many(&self, keys: Vec<String>) -> Result<Many> {
-        let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
-        Ok(Many(self.inner.many(&refs).await.napi()?))
+    pub fn many<'env>(
+        &self,
+        env: &'env Env,
+        keys: Vec<String>,
+    ) -> napi::Result<PromiseRaw<'env, Many>> {
+        let store = self.inner.clone();
+        promise(env, async move {
+            let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
+            Ok(Many(store.many(&refs).await?))
+        })
     }
 
     /// Stores `value` for `ttl` seconds.
-    #[napi(ts_args_type = "key: string, value: unknown, ttl: number")]
-    pub async fn put(&self, key: String, value: JsPhp, ttl: Seconds) -> Result<()> {
-        self.inner.put(&key, &value.0, ttl.0).await.napi()
+    #[napi(
+        ts_args_type = "key: string, value: unknown, ttl: number",
+        ts_return_type = "Promise<void>"
+    )]
+    pub fn put<'env>(
+        &self,
+        env: &'env Env,
+        key: String,
+        value: JsPhp,
+        ttl: Seconds,
+    ) -> napi::Result<PromiseRaw<'env, ()>> {
+        let store = self.inner.clone();
+        promise(
+            env,
+            async move { Ok(store.put(&key, &value.0, ttl.0).await?) },
+        )
     }
 
     /// Stores many values with one expiry.
-    #[napi(ts_args_type = "values: Record<string, unknown>, ttl: number")]
-    pub async fn put_many(&self, values: Entries, ttl: Seconds) -> Result<()> {
-        let ttl = ttl.0;
-        let pairs: Vec<(&str, ddblock::PhpValue)> = values
-            .0
-            .iter()
-            .map(|(k, v)| (k.as_str(), v.clone()))
-            .collect();
-        self.inner.put_many(&pairs, ttl).await.napi()
+    #[napi(
+        ts_args_type = "values: Record<string, unknown>, ttl: number",
+        ts_return_type = "Promise<void>"
+    )]
+    pub fn put_many<'env>(
+        &self,
+        env: &'env Env,
+        values: Entries,
+        ttl: Seconds,
+    ) -> napi::Result<PromiseRaw<'env, ()>> {
+        let store = self.inner.clone();
+        promise(env, async move {
+            let pairs: Vec<(&str, ddblock::PhpValue)> = values
+                .0
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.clone()))
+                .collect();
+            Ok(store.put_many(&pairs, ttl.0).await?)
+        })
     }
 
     /// Stores `value` only if `key` is missing or expired; true when stored.
-    #[napi(ts_args_type = "key: string, value: unknown, ttl: number")]
-    pub async fn add(&self, key: String, value: JsPhp, ttl: Seconds) -> Result<bool> {
-        self.inner.add(&key, &value.0, ttl.0).await.napi()
+    #[napi(
+        ts_args_type = "key: string, value: unknown, ttl: number",
+        ts_return_type = "Promise<boolean>"
+    )]
+    pub fn add<'env>(
+        &self,
+        env: &'env Env,
+        key: String,
+        value: JsPhp,
+        ttl: Seconds,
+    ) -> napi::Result<PromiseRaw<'env, bool>> {
+        let store = self.inner.clone();
+        promise(
+            env,
+            async move { Ok(store.add(&key, &value.0, ttl.0).await?) },
+        )
     }
 
     /// Adds `by` (default 1; fractions too, as Laravel) to a live numeric entry; the new value
     /// cast to int as Laravel does, or `null` when missing.
     #[napi(ts_return_type = "Promise<number | bigint | null>")]
-    pub async fn increment(&self, key: String, by: Option<f64>) -> Result<JsPhp> {
-        let by = Amount::from_f64(by.unwrap_or(1.0)).napi()?;
-        Ok(JsPhp(self.inner.increment(&key, by).await.napi()?.into()))
+    pub fn increment<'env>(
+        &self,
+        env: &'env Env,
+        key: String,
+        by: Option<f64>,
+    ) -> napi::Result<PromiseRaw<'env, JsPhp>> {
+        let store = self.inner.clone();
+        promise(env, async move {
+            let by = Amount::from_f64(by.unwrap_or(1.0))?;
+            Ok(JsPhp(store.increment(&key, by).await?.into()))
+        })
     }
 
     /// Subtracts `by` (default 1) from a live numeric entry; the new value, or `null` when missing.
     #[napi(ts_return_type = "Promise<number | bigint | null>")]
-    pub async fn decrement(&self, key: String, by: Option<f64>) -> Result<JsPhp> {
-        let by = Amount::from_f64(by.unwrap_or(1.0)).napi()?;
-        Ok(JsPhp(self.inner.decrement(&key, by).await.napi()?.into()))
+    pub fn decrement<'env>(
+        &self,
+        env: &'env Env,
+        key: String,
+        by: Option<f64>,
+    ) -> napi::Result<PromiseRaw<'env, JsPhp>> {
+        let store = self.inner.clone();
+        promise(env, async move {
+            let by = Amount::from_f64(by.unwrap_or(1.0))?;
+            Ok(JsPhp(store.decrement(&key, by).await?.into()))
+        })
     }
 
     /// Stores `value` for 5 years (Laravel's `forever`).
-    #[napi(ts_args_type = "key: string, value: unknown")]
-    pub async fn forever(&self, key: String, value: JsPhp) -> Result<()> {
-        self.inner.forever(&key, &value.0).await.napi()
+    #[napi(
+        ts_args_type = "key: string, value: unknown",
+        ts_return_type = "Promise<void>"
+    )]
+    pub fn forever<'env>(
+        &self,
+        env: &'env Env,
+        key: String,
+        value: JsPhp,
+    ) -> napi::Result<PromiseRaw<'env, ()>> {
+        let store = self.inner.clone();
+        promise(env, async move { Ok(store.forever(&key, &value.0).await?) })
     }
 
     /// Deletes `key`.
-    #[napi]
-    pub async fn forget(&self, key: String) -> Result<()> {
-        self.inner.forget(&key).await.napi()
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn forget<'env>(&self, env: &'env Env, key: String) -> napi::Result<PromiseRaw<'env, ()>> {
+        let store = self.inner.clone();
+        promise(env, async move { Ok(store.forget(&key).await?) })
     }
 
     /// Sets a live entry's expiry to now + `ttl`; false when missing or expired.
-    #[napi(ts_args_type = "key: string, ttl: number")]
-    pub async fn touch(&self, key: String, ttl: Seconds) -> Result<bool> {
-        self.inner.touch(&key, ttl.0).await.napi()
+    #[napi(
+        ts_args_type = "key: string, ttl: number",
+        ts_return_type = "Promise<boolean>"
+    )]
+    pub fn touch<'env>(
+        &self,
+        env: &'env Env,
+        key: String,
+        ttl: Seconds,
+    ) -> napi::Result<PromiseRaw<'env, bool>> {
+        let store = self.inner.clone();
+        promise(env, async move { Ok(store.touch(&key, ttl.0).await?) })
     }
 
     /// Always rejects with `UNSUPPORTED` (a DynamoDB table cannot be flushed, as in Laravel).
-    #[napi]
-    pub async fn flush(&self) -> Result<()> {
-        self.inner.flush().await.napi()
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn flush<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
+        let store = self.inner.clone();
+        promise(env, async move { Ok(store.flush().await?) })
     }
 
     /// Creates the table Laravel's cache store needs (idempotent), waits up to `waitMs`
     /// (default 120 000) for ACTIVE and enables TTL unless `ttl` is false.
-    #[napi]
-    pub async fn create_table(&self, options: Option<CreateTableInput>) -> Result<TableReport> {
-        let o = options.unwrap_or_default();
-        let mut opts = CreateTableOptions::new().ttl(o.ttl.unwrap_or(true));
-        if let Some(ms) = o.wait_ms {
-            opts = opts.wait(millis("waitMs", ms)?);
-        }
-        let r = self.inner.create_table(&opts).await.napi()?;
-        Ok(TableReport {
-            created: r.created,
-            ready: r.ready(),
-            status: r.status.clone(),
-            key_schema_problem: r.key_schema_problem.clone(),
-            ttl: r.ttl.as_ref().map(ttl_state),
-            ttl_changed: r.ttl_changed,
-        })
+    #[napi(strict, ts_return_type = "Promise<TableReport>")]
+    pub fn create_table<'env>(
+        &self,
+        env: &'env Env,
+        options: Option<CreateTableInput>,
+    ) -> napi::Result<PromiseRaw<'env, TableReport>> {
+        let store = self.inner.clone();
+        promise(env, create_table(store, options.unwrap_or_default()))
     }
 
     /// Checks the table (exists, key schema, TTL) and, unless `scan` is false, its items.
-    #[napi]
-    pub async fn doctor(&self, options: Option<DoctorInput>) -> Result<DoctorReport> {
+    #[napi(strict, ts_return_type = "Promise<DoctorReport>")]
+    pub fn doctor<'env>(
+        &self,
+        env: &'env Env,
+        options: Option<DoctorInput>,
+    ) -> napi::Result<PromiseRaw<'env, DoctorReport>> {
         let scan = options.and_then(|o| o.scan).unwrap_or(true);
-        let opts = DoctorOptions::new().scan(scan.then(ScanOptions::new));
-        let r = self.inner.doctor(&opts, |_| {}).await.napi()?;
-        Ok(DoctorReport {
-            healthy: r.healthy(),
-            checks: r
-                .checks
-                .iter()
-                .map(|c| Check {
-                    id: c.id.as_str().to_owned(),
-                    status: c.status.as_str().to_owned(),
-                    detail: c.detail.clone(),
-                })
-                .collect(),
-            table_status: r.table_status.clone(),
-            ttl: r.ttl.as_ref().map(ttl_state),
-            clock: r.clock.map(|reading| {
-                let measured = match reading {
-                    ClockReading::Measured(o) => Some(o),
-                    ClockReading::NoDate | ClockReading::Inconsistent => None,
-                };
-                ClockCheck {
-                    allowed: r.clock_allowed,
-                    offset: measured.map(|o| o.estimate()),
-                    low: measured.map(|o| o.low),
-                    high: measured.map(|o| o.high),
-                    answers: measured.map(|o| o.samples),
-                    unmeasured: reading.unmeasured().map(str::to_owned),
-                }
-            }),
-        })
+        promise(env, doctor(self.inner.clone(), scan))
     }
+}
+
+/// `Store.createTable`.
+async fn create_table(store: ddblock::Store, o: CreateTableInput) -> Result<TableReport> {
+    let mut opts = CreateTableOptions::new().ttl(o.ttl.unwrap_or(true));
+    if let Some(ms) = o.wait_ms {
+        opts = opts.wait(millis("waitMs", ms)?);
+    }
+    let r = store.create_table(&opts).await?;
+    Ok(TableReport {
+        created: r.created,
+        ready: r.ready(),
+        status: r.status.clone(),
+        key_schema_problem: r.key_schema_problem.clone(),
+        ttl: r.ttl.as_ref().map(ttl_state),
+        ttl_changed: r.ttl_changed,
+    })
+}
+
+/// `Store.doctor`.
+async fn doctor(store: ddblock::Store, scan: bool) -> Result<DoctorReport> {
+    let opts = DoctorOptions::new().scan(scan.then(ScanOptions::new));
+    let r = store.doctor(&opts, |_| {}).await?;
+    Ok(DoctorReport {
+        healthy: r.healthy(),
+        checks: r
+            .checks
+            .iter()
+            .map(|c| Check {
+                id: c.id.as_str().to_owned(),
+                status: c.status.as_str().to_owned(),
+                detail: c.detail.clone(),
+            })
+            .collect(),
+        table_status: r.table_status.clone(),
+        ttl: r.ttl.as_ref().map(ttl_state),
+        clock: r.clock.map(|reading| {
+            let measured = match reading {
+                ClockReading::Measured(o) => Some(o),
+                ClockReading::NoDate | ClockReading::Inconsistent => None,
+            };
+            ClockCheck {
+                allowed: r.clock_allowed,
+                offset: measured.map(|o| o.estimate()),
+                low: measured.map(|o| o.low),
+                high: measured.map(|o| o.high),
+                answers: measured.map(|o| o.samples),
+                unmeasured: reading.unmeasured().map(str::to_owned),
+            }
+        }),
+    })
 }
 
 /// Options of `createTable`.
@@ -518,7 +645,7 @@ impl Lock {
 
     /// Starts refreshing the held lock in the background (the core's heartbeat).
     #[napi]
-    pub async fn heartbeat(&self) -> Result<NativeHeartbeat> {
+    pub async fn heartbeat(&self) -> napi::Result<NativeHeartbeat> {
         let hb = self.inner.heartbeat();
         Ok(NativeHeartbeat {
             signal: hb.signal(),
@@ -536,11 +663,11 @@ impl Lock {
         env: &'env Env,
         wait_ms: Option<f64>,
         cancel: Option<&NativeCancel>,
-    ) -> Result<PromiseRaw<'env, bool>> {
-        let wait = wait_of(wait_ms.unwrap_or(0.0))?;
+    ) -> napi::Result<PromiseRaw<'env, bool>> {
+        let wait = wait_of(wait_ms.unwrap_or(0.0)).or_throw(env)?;
         let lock = self.inner.clone();
         let cancel = cancel.map(NativeCancel::subscribe);
-        env.spawn_future(async move {
+        promise(env, async move {
             let name = lock.name().to_owned();
             let acquire = async move { lock.acquire_within(wait).await.napi() };
             Ok(cancellable(&name, cancel, acquire).await?.is_acquired())
@@ -556,11 +683,11 @@ impl Lock {
         env: &'env Env,
         timeout_ms: f64,
         cancel: Option<&NativeCancel>,
-    ) -> Result<PromiseRaw<'env, i64>> {
-        let wait = wait_of(timeout_ms)?;
+    ) -> napi::Result<PromiseRaw<'env, i64>> {
+        let wait = wait_of(timeout_ms).or_throw(env)?;
         let lock = self.inner.clone();
         let cancel = cancel.map(NativeCancel::subscribe);
-        env.spawn_future(async move {
+        promise(env, async move {
             let name = lock.name().to_owned();
             let block = async move { lock.block(wait).await.napi() };
             cancellable(&name, cancel, block).await
@@ -575,61 +702,76 @@ impl Lock {
         env: &'env Env,
         timeout_ms: f64,
         cancel: Option<&NativeCancel>,
-    ) -> Result<PromiseRaw<'env, NativeHeld>> {
-        let wait = wait_of(timeout_ms)?;
+    ) -> napi::Result<PromiseRaw<'env, NativeHeld>> {
+        let wait = wait_of(timeout_ms).or_throw(env)?;
         let lock = self.inner.clone();
         let cancel = cancel.map(NativeCancel::subscribe);
-        env.spawn_future(async move {
+        promise(env, async move {
             let name = lock.name().to_owned();
             let enter = async move { lock.enter(wait).await.napi() };
             let held = cancellable(&name, cancel, enter).await?;
             Ok(NativeHeld {
                 name,
                 signal: held.lease().signal().clone(),
-                inner: tokio::sync::Mutex::new(Some(held)),
+                inner: Arc::new(tokio::sync::Mutex::new(Some(held))),
             })
         })
     }
 
     /// ONE DeleteItem conditioned on our owner: true when this call deleted our lock.
-    #[napi]
-    pub async fn release(&self) -> Result<bool> {
-        Ok(self.inner.release().await.napi()?.is_released())
+    #[napi(ts_return_type = "Promise<boolean>")]
+    pub fn release<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, bool>> {
+        let lock = self.inner.clone();
+        promise(env, async move { Ok(lock.release().await?.is_released()) })
     }
 
     /// Deletes the lock whoever holds it.
-    #[napi]
-    pub async fn force_release(&self) -> Result<()> {
-        self.inner.force_release().await.napi()
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn force_release<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
+        let lock = self.inner.clone();
+        promise(env, async move { Ok(lock.force_release().await?) })
     }
 
     /// Extends our live lock to now + `ttl` (the lock's ttl by default); false when not ours.
-    #[napi(ts_args_type = "ttl?: number")]
-    pub async fn refresh(&self, ttl: Option<Seconds>) -> Result<bool> {
-        self.inner.refresh(ttl.map(|t| t.0)).await.napi()
+    #[napi(ts_args_type = "ttl?: number", ts_return_type = "Promise<boolean>")]
+    pub fn refresh<'env>(
+        &self,
+        env: &'env Env,
+        ttl: Option<Seconds>,
+    ) -> napi::Result<PromiseRaw<'env, bool>> {
+        let lock = self.inner.clone();
+        promise(
+            env,
+            async move { Ok(lock.refresh(ttl.map(|t| t.0)).await?) },
+        )
     }
 
     /// Whether anyone holds the lock now (consistent read).
-    #[napi]
-    pub async fn is_locked(&self) -> Result<bool> {
-        self.inner.is_locked().await.napi()
+    #[napi(ts_return_type = "Promise<boolean>")]
+    pub fn is_locked<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, bool>> {
+        let lock = self.inner.clone();
+        promise(env, async move { Ok(lock.is_locked().await?) })
     }
 
     /// Whether this owner holds the lock now (consistent read).
-    #[napi]
-    pub async fn is_owned(&self) -> Result<bool> {
-        self.inner.is_owned().await.napi()
+    #[napi(ts_return_type = "Promise<boolean>")]
+    pub fn is_owned<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, bool>> {
+        let lock = self.inner.clone();
+        promise(env, async move { Ok(lock.is_owned().await?) })
     }
 
     /// Who holds the lock now (consistent read), or `null` when free or expired.
-    #[napi]
-    pub async fn holder(&self) -> Result<Option<Holder>> {
-        let h = self.inner.current_holder().await.napi()?;
-        Ok(h.map(|h| Holder {
-            owner: h.owner,
-            expires_at: h.expires_at,
-            fence: h.fence.and_then(|f| i64::try_from(f).ok()),
-        }))
+    #[napi(ts_return_type = "Promise<Holder | null>")]
+    pub fn holder<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, Option<Holder>>> {
+        let lock = self.inner.clone();
+        promise(env, async move {
+            let h = lock.current_holder().await?;
+            Ok(h.map(|h| Holder {
+                owner: h.owner,
+                expires_at: h.expires_at,
+                fence: h.fence.and_then(|f| i64::try_from(f).ok()),
+            }))
+        })
     }
 }
 
@@ -663,7 +805,7 @@ impl NativeHeartbeat {
 #[napi]
 pub struct NativeHeld {
     name: String,
-    inner: tokio::sync::Mutex<Option<Held>>,
+    inner: Arc<tokio::sync::Mutex<Option<Held>>>,
     signal: LeaseSignal,
 }
 
@@ -671,26 +813,29 @@ pub struct NativeHeld {
 impl NativeHeld {
     /// Rejects with `LEASE_LOST` when the lease is lost during the body; resolves once the
     /// lease ended kept.
-    #[napi]
-    pub async fn lost(&self) -> Result<()> {
-        match self.signal.ended().await {
-            Some(reason) => Err(error::to_napi(ddblock::Error::LeaseLost {
-                name: self.name.clone(),
-                reason,
-            })),
-            None => Ok(()),
-        }
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn lost<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
+        let (name, signal) = (self.name.clone(), self.signal.clone());
+        promise(env, async move {
+            match signal.ended().await {
+                Some(reason) => Err(ddblock::Error::LeaseLost { name, reason }.into()),
+                None => Ok(()),
+            }
+        })
     }
 
     /// Ends the lease by the core's one rule: stops the heartbeat and releases; rejects with
     /// `LEASE_LOST`, or the release's error (again: nothing more).
-    #[napi]
-    pub async fn finish(&self) -> Result<()> {
-        let held = self.inner.lock().await.take();
-        match held {
-            Some(held) => held.finish().await.napi(),
-            None => Ok(()),
-        }
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn finish<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
+        let inner = self.inner.clone();
+        promise(env, async move {
+            let held = inner.lock().await.take();
+            match held {
+                Some(held) => Ok(held.finish().await?),
+                None => Ok(()),
+            }
+        })
     }
 }
 

@@ -1,13 +1,15 @@
 //! The once-only guard and compare-and-set: native classes holding core objects. The `run` and
 //! `update` loops are in `lib.js`, driving these (the bounds, backoff and errors are the core's).
 
+use std::future::Future;
 use std::sync::Arc;
 
 use ddblock::{CasOptions, CasOutcome, ClaimOutcome, ConflictRetry, OnceStatus, Versioned};
-use napi::bindgen_prelude::Result;
+use napi::bindgen_prelude::PromiseRaw;
+use napi::Env;
 use napi_derive::napi;
 
-use crate::error::IntoNapi;
+use crate::error::{promise, IntoNapi, Result};
 use crate::value::{Cached, JsPhp, Seconds};
 
 /// Where an event stands.
@@ -56,41 +58,38 @@ pub(crate) fn once(store: &ddblock::Store, event_id: &str, o: OnceOptions) -> Re
 }
 
 /// `Store.getVersioned`.
-pub(crate) async fn get_versioned(store: &ddblock::Store, key: &str) -> Result<NativeVersioned> {
+pub(crate) async fn get_versioned(store: ddblock::Store, key: String) -> Result<NativeVersioned> {
     Ok(NativeVersioned {
-        inner: store.get_versioned(key).await.napi()?,
+        inner: Arc::new(store.get_versioned(&key).await?),
     })
 }
 
 /// `Store.putIfVersion`.
 pub(crate) async fn put_if_version(
-    store: &ddblock::Store,
-    key: &str,
+    store: ddblock::Store,
+    key: String,
     value: JsPhp,
     ttl: Seconds,
     version: f64,
 ) -> Result<Option<NativeVersioned>> {
-    let version = ddblock::cas::version_from_f64(version).napi()?;
-    let out = store
-        .put_if_version(key, &value.0, ttl.0, version)
-        .await
-        .napi()?;
+    let version = ddblock::cas::version_from_f64(version)?;
+    let out = store.put_if_version(&key, &value.0, ttl.0, version).await?;
     written(value, out)
 }
 
 /// `Store.putIfUnchanged`.
-pub(crate) async fn put_if_unchanged(
-    store: &ddblock::Store,
-    key: &str,
+pub(crate) fn put_if_unchanged(
+    store: ddblock::Store,
+    key: String,
     value: JsPhp,
     ttl: Seconds,
     seen: &NativeVersioned,
-) -> Result<Option<NativeVersioned>> {
-    let out = store
-        .put_if_unchanged(key, &seen.inner, &value.0, ttl.0)
-        .await
-        .napi()?;
-    written(value, out)
+) -> impl Future<Output = Result<Option<NativeVersioned>>> + Send + 'static {
+    let seen = seen.inner.clone();
+    async move {
+        let out = store.put_if_unchanged(&key, &seen, &value.0, ttl.0).await?;
+        written(value, out)
+    }
 }
 
 /// `Store.conflictRetry`.
@@ -111,7 +110,7 @@ pub(crate) fn conflict_retry(
 fn written(value: JsPhp, out: CasOutcome) -> Result<Option<NativeVersioned>> {
     Ok(match out {
         CasOutcome::Written { version } => Some(NativeVersioned {
-            inner: Versioned::written(value.0, version).napi()?,
+            inner: Arc::new(Versioned::written(value.0, version)?),
         }),
         CasOutcome::Conflict => None,
     })
@@ -120,7 +119,7 @@ fn written(value: JsPhp, out: CasOutcome) -> Result<Option<NativeVersioned>> {
 /// A value read with its version.
 #[napi]
 pub struct NativeVersioned {
-    inner: Versioned,
+    inner: Arc<Versioned>,
 }
 
 #[napi]
@@ -147,9 +146,10 @@ pub struct NativeConflictRetry {
 #[napi]
 impl NativeConflictRetry {
     /// After a conflict: waits the backoff, or rejects with `CONFLICT` after the last attempt.
-    #[napi]
-    pub async fn after_conflict(&self) -> Result<()> {
-        self.inner.after_conflict().await.napi()
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn after_conflict<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
+        let retry = self.inner.clone();
+        promise(env, async move { Ok(retry.after_conflict().await?) })
     }
 }
 
@@ -183,19 +183,23 @@ impl NativeOnce {
     }
 
     /// Claims the event (one UpdateItem, usually): won or not.
-    #[napi]
-    pub async fn claim(&self) -> Result<NativeClaim> {
-        let outcome = self.inner.claim().await.napi()?;
-        Ok(NativeClaim {
-            once: self.inner.clone(),
-            outcome: Arc::new(outcome),
+    #[napi(ts_return_type = "Promise<NativeClaim>")]
+    pub fn claim<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, NativeClaim>> {
+        let once = self.inner.clone();
+        promise(env, async move {
+            let outcome = once.claim().await?;
+            Ok(NativeClaim {
+                once,
+                outcome: Arc::new(outcome),
+            })
         })
     }
 
     /// Where the event stands (one consistent GetItem).
-    #[napi]
-    pub async fn status(&self) -> Result<JsOnceStatus> {
-        Ok(status(&self.inner.status().await.napi()?))
+    #[napi(ts_return_type = "Promise<OnceStatus>")]
+    pub fn status<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, JsOnceStatus>> {
+        let once = self.inner.clone();
+        promise(env, async move { Ok(status(&once.status().await?)) })
     }
 }
 
@@ -230,31 +234,44 @@ impl NativeClaim {
     }
 
     /// Marks the event done; rejects with `CONFLICT` when the claim is not (or no longer) ours.
-    #[napi]
-    pub async fn done(&self) -> Result<()> {
-        match &*self.outcome {
-            ClaimOutcome::Claimed(c) => c.done().await.napi(),
-            ClaimOutcome::Skipped(s) => Err(self.once.not_claimed(s)).napi(),
-        }
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn done<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
+        let (once, outcome) = (self.once.clone(), self.outcome.clone());
+        promise(env, async move {
+            match &*outcome {
+                ClaimOutcome::Claimed(c) => c.done().await.napi(),
+                ClaimOutcome::Skipped(s) => Err(once.not_claimed(s)).napi(),
+            }
+        })
     }
 
     /// Ends the handler's claim by the core's rule: done when `handlerOk`, else given back
     /// (rejects with the give-back's error, for the caller to attach to the handler's).
-    #[napi]
-    pub async fn finish(&self, handler_ok: bool) -> Result<()> {
-        match &*self.outcome {
-            ClaimOutcome::Claimed(c) => c.finish(handler_ok).await.napi(),
-            ClaimOutcome::Skipped(_) if !handler_ok => Ok(()),
-            ClaimOutcome::Skipped(s) => Err(self.once.not_claimed(s)).napi(),
-        }
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn finish<'env>(
+        &self,
+        env: &'env Env,
+        handler_ok: bool,
+    ) -> napi::Result<PromiseRaw<'env, ()>> {
+        let (once, outcome) = (self.once.clone(), self.outcome.clone());
+        promise(env, async move {
+            match &*outcome {
+                ClaimOutcome::Claimed(c) => c.finish(handler_ok).await.napi(),
+                ClaimOutcome::Skipped(_) if !handler_ok => Ok(()),
+                ClaimOutcome::Skipped(s) => Err(once.not_claimed(s)).napi(),
+            }
+        })
     }
 
     /// Gives the claim back; false when it is not (or no longer) ours.
-    #[napi]
-    pub async fn give_back(&self) -> Result<bool> {
-        match &*self.outcome {
-            ClaimOutcome::Claimed(c) => c.give_back().await.napi(),
-            ClaimOutcome::Skipped(_) => Ok(false),
-        }
+    #[napi(ts_return_type = "Promise<boolean>")]
+    pub fn give_back<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, bool>> {
+        let outcome = self.outcome.clone();
+        promise(env, async move {
+            match &*outcome {
+                ClaimOutcome::Claimed(c) => c.give_back().await.napi(),
+                ClaimOutcome::Skipped(_) => Ok(false),
+            }
+        })
     }
 }

@@ -16,7 +16,7 @@ use ddblock::{ErrorKind, ManyEntry, PhpKey, PhpObject, PhpValue};
 use napi::bindgen_prelude::{BigInt, FromNapiValue, ToNapiValue, TypeName, ValidateNapiValue};
 use napi::{sys, Result, ValueType};
 
-use crate::error::{binding_error, to_napi};
+use crate::error::{binding_error, Failure};
 
 /// Deepest nesting accepted: the core decoder's own limit (anything deeper could not be read back).
 fn max_depth() -> usize {
@@ -30,21 +30,22 @@ pub struct JsPhp(pub PhpValue);
 /// A cache read: `undefined` when missing or expired, else the value.
 pub struct Cached(pub Option<PhpValue>);
 
-fn codec(msg: impl AsRef<str>) -> napi::Error {
-    binding_error(ErrorKind::Codec, msg)
+/// A `CODEC` error for a value JavaScript cannot store (a `DdblockError`, built on this thread).
+fn codec(env: sys::napi_env, msg: impl Into<String>) -> napi::Error {
+    binding_error(ErrorKind::Codec, msg).into_napi(env)
 }
 
-fn check(status: sys::napi_status, what: &str) -> Result<()> {
+fn check(env: sys::napi_env, status: sys::napi_status, what: &str) -> Result<()> {
     if status == sys::Status::napi_ok {
         Ok(())
     } else {
-        Err(codec(format!("{what} failed (napi status {status})")))
+        Err(codec(env, format!("{what} failed (napi status {status})")))
     }
 }
 
 unsafe fn type_of(env: sys::napi_env, v: sys::napi_value) -> Result<sys::napi_valuetype> {
     let mut t = 0;
-    check(sys::napi_typeof(env, v, &mut t), "typeof")?;
+    check(env, sys::napi_typeof(env, v, &mut t), "typeof")?;
     Ok(t)
 }
 
@@ -52,6 +53,7 @@ unsafe fn named(env: sys::napi_env, obj: sys::napi_value, name: &str) -> Result<
     let key = String::to_napi_value(env, name.to_owned())?;
     let mut out = ptr::null_mut();
     check(
+        env,
         sys::napi_get_property(env, obj, key, &mut out),
         "get property",
     )?;
@@ -60,15 +62,20 @@ unsafe fn named(env: sys::napi_env, obj: sys::napi_value, name: &str) -> Result<
 
 unsafe fn is_plain_object(env: sys::napi_env, v: sys::napi_value) -> Result<bool> {
     let mut proto = ptr::null_mut();
-    check(sys::napi_get_prototype(env, v, &mut proto), "get prototype")?;
+    check(
+        env,
+        sys::napi_get_prototype(env, v, &mut proto),
+        "get prototype",
+    )?;
     if type_of(env, proto)? == sys::ValueType::napi_null {
         return Ok(true);
     }
     let mut global = ptr::null_mut();
-    check(sys::napi_get_global(env, &mut global), "get global")?;
+    check(env, sys::napi_get_global(env, &mut global), "get global")?;
     let object_proto = named(env, named(env, global, "Object")?, "prototype")?;
     let mut same = false;
     check(
+        env,
         sys::napi_strict_equals(env, proto, object_proto, &mut same),
         "compare",
     )?;
@@ -94,6 +101,7 @@ unsafe fn own_entries(
 ) -> Result<Vec<(PhpKey, PhpValue)>> {
     let mut names = ptr::null_mut();
     check(
+        env,
         sys::napi_get_all_property_names(
             env,
             obj,
@@ -105,13 +113,21 @@ unsafe fn own_entries(
         "list properties",
     )?;
     let mut len = 0;
-    check(sys::napi_get_array_length(env, names, &mut len), "length")?;
+    check(
+        env,
+        sys::napi_get_array_length(env, names, &mut len),
+        "length",
+    )?;
     let mut out = Vec::with_capacity(len as usize);
     for i in 0..len {
         let mut k = ptr::null_mut();
-        check(sys::napi_get_element(env, names, i, &mut k), "get key")?;
+        check(env, sys::napi_get_element(env, names, i, &mut k), "get key")?;
         let mut v = ptr::null_mut();
-        check(sys::napi_get_property(env, obj, k, &mut v), "get value")?;
+        check(
+            env,
+            sys::napi_get_property(env, obj, k, &mut v),
+            "get value",
+        )?;
         let name = String::from_napi_value(env, k)?;
         let key = if int_keys {
             php_key(name)
@@ -126,11 +142,14 @@ unsafe fn own_entries(
 /// Converts one JS value to a PHP value.
 unsafe fn from_js(env: sys::napi_env, v: sys::napi_value, depth: usize) -> Result<PhpValue> {
     if depth > max_depth() {
-        return Err(codec(format!(
-            "value nested deeper than {} levels (a cycle?) cannot be stored: PHP values read \
+        return Err(codec(
+            env,
+            format!(
+                "value nested deeper than {} levels (a cycle?) cannot be stored: PHP values read \
              back by ddblock are at most that deep",
-            max_depth()
-        )));
+                max_depth()
+            ),
+        ));
     }
     match type_of(env, v)? {
         sys::ValueType::napi_undefined | sys::ValueType::napi_null => Ok(PhpValue::Null),
@@ -148,7 +167,7 @@ unsafe fn from_js(env: sys::napi_env, v: sys::napi_value, depth: usize) -> Resul
             if lossless {
                 Ok(PhpValue::Int(i))
             } else {
-                Err(codec("bigint out of PHP's 64-bit int range"))
+                Err(codec(env, "bigint out of PHP's 64-bit int range"))
             }
         }
         sys::ValueType::napi_string => Ok(PhpValue::String(
@@ -156,11 +175,12 @@ unsafe fn from_js(env: sys::napi_env, v: sys::napi_value, depth: usize) -> Resul
         )),
         sys::ValueType::napi_object => {
             let mut flag = false;
-            check(sys::napi_is_buffer(env, v, &mut flag), "is buffer")?;
+            check(env, sys::napi_is_buffer(env, v, &mut flag), "is buffer")?;
             if flag {
                 let mut data = ptr::null_mut();
                 let mut len = 0;
                 check(
+                    env,
                     sys::napi_get_buffer_info(env, v, &mut data, &mut len),
                     "buffer",
                 )?;
@@ -172,20 +192,21 @@ unsafe fn from_js(env: sys::napi_env, v: sys::napi_value, depth: usize) -> Resul
                 return Ok(PhpValue::String(bytes));
             }
             let mut is_array = false;
-            check(sys::napi_is_array(env, v, &mut is_array), "is array")?;
+            check(env, sys::napi_is_array(env, v, &mut is_array), "is array")?;
             if is_array {
                 let mut len = 0;
-                check(sys::napi_get_array_length(env, v, &mut len), "length")?;
+                check(env, sys::napi_get_array_length(env, v, &mut len), "length")?;
                 let mut items = Vec::with_capacity(len as usize);
                 for i in 0..len {
                     let mut e = ptr::null_mut();
-                    check(sys::napi_get_element(env, v, i, &mut e), "get element")?;
+                    check(env, sys::napi_get_element(env, v, i, &mut e), "get element")?;
                     items.push(from_js(env, e, depth + 1)?);
                 }
                 return Ok(PhpValue::list(items));
             }
             if !is_plain_object(env, v)? {
                 return Err(codec(
+                    env,
                     "only null, booleans, numbers, bigints, strings, Buffers, arrays and plain \
                      objects can be stored (convert Dates, Maps, class instances first)",
                 ));
@@ -197,7 +218,7 @@ unsafe fn from_js(env: sys::napi_env, v: sys::napi_value, depth: usize) -> Resul
                 let properties = match type_of(env, props)? {
                     sys::ValueType::napi_undefined | sys::ValueType::napi_null => Vec::new(),
                     sys::ValueType::napi_object => own_entries(env, props, depth, false)?,
-                    _ => return Err(codec("`properties` of a PHP object must be an object")),
+                    _ => return Err(codec(env, "`properties` of a PHP object must be an object")),
                 };
                 return Ok(PhpValue::Object(PhpObject {
                     class,
@@ -208,6 +229,7 @@ unsafe fn from_js(env: sys::napi_env, v: sys::napi_value, depth: usize) -> Resul
             Ok(PhpValue::Array(own_entries(env, v, depth, true)?))
         }
         _ => Err(codec(
+            env,
             "functions, symbols and other exotic values cannot be stored",
         )),
     }
@@ -216,7 +238,7 @@ unsafe fn from_js(env: sys::napi_env, v: sys::napi_value, depth: usize) -> Resul
 unsafe fn object() -> impl Fn(sys::napi_env) -> Result<sys::napi_value> {
     |env| {
         let mut o = ptr::null_mut();
-        check(sys::napi_create_object(env, &mut o), "create object")?;
+        check(env, sys::napi_create_object(env, &mut o), "create object")?;
         Ok(o)
     }
 }
@@ -228,7 +250,7 @@ unsafe fn set(
     v: sys::napi_value,
 ) -> Result<()> {
     let k = String::to_napi_value(env, String::from_utf8_lossy(key).into_owned())?;
-    check(sys::napi_set_property(env, obj, k, v), "set property")
+    check(env, sys::napi_set_property(env, obj, k, v), "set property")
 }
 
 unsafe fn entries_to_object(
@@ -251,7 +273,7 @@ unsafe fn to_js(env: sys::napi_env, v: PhpValue) -> Result<sys::napi_value> {
     match v {
         PhpValue::Null => {
             let mut out = ptr::null_mut();
-            check(sys::napi_get_null(env, &mut out), "null")?;
+            check(env, sys::napi_get_null(env, &mut out), "null")?;
             Ok(out)
         }
         PhpValue::Bool(b) => bool::to_napi_value(env, b),
@@ -267,6 +289,7 @@ unsafe fn to_js(env: sys::napi_env, v: PhpValue) -> Result<sys::napi_value> {
                 let mut data = ptr::null_mut();
                 let mut out = ptr::null_mut();
                 check(
+                    env,
                     sys::napi_create_buffer_copy(
                         env,
                         bytes.len(),
@@ -289,12 +312,17 @@ unsafe fn to_js(env: sys::napi_env, v: PhpValue) -> Result<sys::napi_value> {
             }
             let mut arr = ptr::null_mut();
             check(
+                env,
                 sys::napi_create_array_with_length(env, entries.len(), &mut arr),
                 "array",
             )?;
             for (i, (_, v)) in entries.into_iter().enumerate() {
                 let js = to_js(env, v)?;
-                check(sys::napi_set_element(env, arr, i as u32, js), "set element")?;
+                check(
+                    env,
+                    sys::napi_set_element(env, arr, i as u32, js),
+                    "set element",
+                )?;
             }
             Ok(arr)
         }
@@ -321,6 +349,7 @@ unsafe fn to_js(env: sys::napi_env, v: PhpValue) -> Result<sys::napi_value> {
                     let mut data = ptr::null_mut();
                     let mut buf = ptr::null_mut();
                     check(
+                        env,
                         sys::napi_create_buffer_copy(
                             env,
                             payload.len(),
@@ -376,7 +405,7 @@ impl ToNapiValue for Cached {
             Some(v) => to_js(env, v),
             None => {
                 let mut out = ptr::null_mut();
-                check(sys::napi_get_undefined(env, &mut out), "undefined")?;
+                check(env, sys::napi_get_undefined(env, &mut out), "undefined")?;
                 Ok(out)
             }
         }
@@ -384,8 +413,7 @@ impl ToNapiValue for Cached {
 }
 
 /// Values of several keys, as a JS object in the order asked: the value, `undefined` when
-/// missing, or an `Error` (tagged `CODEC: ...`, made a `DdblockError` by lib.js) for a key whose
-/// item is not a Laravel value.
+/// missing, or a `DdblockError` (code `CODEC`) for a key whose item is not a Laravel value.
 pub struct Many(pub Vec<(String, ManyEntry)>);
 
 impl TypeName for Many {
@@ -403,32 +431,12 @@ impl ToNapiValue for Many {
         for (k, v) in v.0 {
             let js = match v {
                 Ok(v) => Cached::to_napi_value(env, Cached(v))?,
-                Err(e) => error_object(env, &to_napi(e).reason)?,
+                Err(e) => Failure::Core(e).into_js(env)?,
             };
             set(env, o, k.as_bytes(), js)?;
         }
         Ok(o)
     }
-}
-
-/// A JS `Error` whose message is `message`.
-unsafe fn error_object(env: sys::napi_env, message: &str) -> Result<sys::napi_value> {
-    let mut msg = ptr::null_mut();
-    check(
-        sys::napi_create_string_utf8(
-            env,
-            message.as_ptr().cast(),
-            message.len() as isize,
-            &mut msg,
-        ),
-        "string",
-    )?;
-    let mut out = ptr::null_mut();
-    check(
-        sys::napi_create_error(env, ptr::null_mut(), msg, &mut out),
-        "error",
-    )?;
-    Ok(out)
 }
 
 /// A ttl in whole seconds from a JS number (the core's rule); anything else is INVALID_TTL with
@@ -456,12 +464,13 @@ impl FromNapiValue for Seconds {
                     "invalid ttl: a ttl is a whole number of seconds (a number), not a {}",
                     js_type_name(t)
                 ),
-            ));
+            )
+            .into_napi(env));
         }
         let f = f64::from_napi_value(env, v)?;
         ddblock::format::input::ttl_from_f64(f)
             .map(Seconds)
-            .map_err(to_napi)
+            .map_err(|e| Failure::Core(e).into_napi(env))
     }
 }
 
@@ -499,7 +508,7 @@ impl ValidateNapiValue for Entries {}
 impl FromNapiValue for Entries {
     unsafe fn from_napi_value(env: sys::napi_env, v: sys::napi_value) -> Result<Self> {
         if type_of(env, v)? != sys::ValueType::napi_object {
-            return Err(codec("putMany takes an object of key → value"));
+            return Err(codec(env, "putMany takes an object of key → value"));
         }
         let entries = own_entries(env, v, 0, false)?
             .into_iter()

@@ -19,6 +19,7 @@ const abortError = (e) => {
   assert.ok(e instanceof DdblockError, `not a DdblockError: ${e}`)
   assert.equal(e.name, 'AbortError')
   assert.equal(e.code, 'ABORTED')
+  assert.equal(e.kind, 'aborted')
   assert.match(e.message, /was aborted: the lock is not held/)
   return true
 }

@@ -1,7 +1,7 @@
 // Type-checked (tsc --noEmit, scripts/check-types.mjs), never run: the public types in use.
 import {
   Store, Lock, DdblockError, CODES, Once, Claim, Versioned,
-  type PhpValue, type ErrorCode, type Holder, type TableReport, type OnceStatus, type OnceResult,
+  type PhpValue, type ErrorCode, type ErrorKind, type Holder, type TableReport, type OnceStatus, type OnceResult,
 } from '..'
 
 async function main (): Promise<void> {
@@ -35,6 +35,8 @@ async function main (): Promise<void> {
   } catch (e) {
     if (e instanceof DdblockError) {
       const code: ErrorCode = e.code
+      const kind: ErrorKind = e.kind
+      console.log(kind, e.message, e.cause)
       const svc: string | undefined = e.serviceCode
       console.log(code, svc, CODES.includes(code))
     }
