@@ -138,9 +138,10 @@ def cpu_section(pairs: list[Row], goals: Goals, plots: Path) -> str:
                 None,
             )
         elif name.startswith(("Python binding over", "Node binding over")):
-            goals.add(
-                "2 CPU", name + " (CPU)", f(p["cpu_ratio"]), "<= 1.15", p["cpu_ratio"] <= 1.15
-            )
+            # Node's goal is issue 22's (1.10); Python's stays 1.15.
+            goal = 1.10 if name.startswith("Node") else 1.15
+            ratio = p["cpu_ratio"]
+            goals.add("2 CPU", name + " (CPU)", f(ratio), f"<= {goal:.2f}", ratio <= goal)
         elif name.startswith("CLI over"):
             goals.add(
                 "2 CPU",
