@@ -299,6 +299,8 @@ export interface OnceStatus {
  * Options of `new Store(...)`: what is not given comes from Laravel's variables
  * (`DYNAMODB_CACHE_TABLE`, `DYNAMODB_ENDPOINT`, `AWS_DEFAULT_REGION`, `CACHE_PREFIX`,
  * `DDBLOCK_LAYOUT`, `DDBLOCK_BACKEND`, `DDBLOCK_S3_BUCKET`), then Laravel's defaults.
+ * (The TypeScript type of the options; the constructor reads them through the core's settings
+ * table, `StoreConfig::from_settings`.)
  */
 export interface StoreOptions {
   /** Table name (default `cache`). */

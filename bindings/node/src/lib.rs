@@ -10,10 +10,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ddblock::admin::{ClockReading, CreateTableOptions, DoctorOptions, ScanOptions, TtlState};
+use ddblock::config::{Front, Setting, SettingValue, Unit};
 use ddblock::format::input::{timeout_from_secs_f64, Amount};
-use ddblock::{
-    ErrorKind, Heartbeat, Held, KeyLayout, LeaseSignal, LockBackendKind, StoreConfig, Wait,
-};
+use ddblock::{ErrorKind, Heartbeat, Held, LeaseSignal, PhpKey, PhpValue, StoreConfig, Wait};
 use napi::bindgen_prelude::PromiseRaw;
 use napi::Env;
 use napi_derive::napi;
@@ -34,8 +33,11 @@ const CREATE_TABLE_HINT: &str = "`await store.createTable()` (or `ddblock create
 /// Options of `new Store(...)`: what is not given comes from Laravel's variables
 /// (`DYNAMODB_CACHE_TABLE`, `DYNAMODB_ENDPOINT`, `AWS_DEFAULT_REGION`, `CACHE_PREFIX`,
 /// `DDBLOCK_LAYOUT`, `DDBLOCK_BACKEND`, `DDBLOCK_S3_BUCKET`), then Laravel's defaults.
+/// (The TypeScript type of the options; the constructor reads them through the core's settings
+/// table, `StoreConfig::from_settings`.)
 #[napi(object)]
 #[derive(Default)]
+#[allow(dead_code)]
 pub struct StoreOptions {
     /// Table name (default `cache`).
     pub table: Option<String>,
@@ -82,59 +84,51 @@ fn wait_of(ms: f64) -> Result<Wait> {
     Wait::from_secs_f64(ms / 1000.0).napi()
 }
 
-fn config(o: StoreOptions) -> Result<StoreConfig> {
-    let mut b = StoreConfig::from_env()
-        .napi()?
-        .create_table_hint(CREATE_TABLE_HINT);
-    if let Some(v) = o.table {
-        b = b.table(v);
+/// The options of `new Store(...)` as the core's settings, by their Node names (the core's table
+/// says what each holds): a string or a number each; `undefined` and `null` are not given. A value
+/// of the wrong JavaScript type is a `TypeError` (napi-rs's `InvalidArg`, which `lib.js` turns
+/// into one), an unknown name or a bad value the core's `CONFIG` error.
+fn settings(options: Option<JsPhp>) -> Result<Vec<(String, SettingValue)>> {
+    let entries = match options.map(|o| o.0) {
+        None | Some(PhpValue::Null) => return Ok(Vec::new()),
+        Some(PhpValue::Array(entries)) => entries,
+        Some(_) => return Err(invalid_arg("the options of new Store() must be an object")),
+    };
+    let mut given = Vec::with_capacity(entries.len());
+    for (k, v) in entries {
+        let name = match k {
+            PhpKey::Str(b) => String::from_utf8_lossy(&b).into_owned(),
+            PhpKey::Int(i) => i.to_string(),
+        };
+        let wants_text = Setting::find(Front::Node, &name)
+            .map(|s| matches!(s.unit, Unit::Text | Unit::Choice(_)))
+            .unwrap_or(true);
+        let value = match (v, wants_text) {
+            (PhpValue::Null, _) => continue,
+            (PhpValue::String(b), true) => SettingValue::Text(String::from_utf8_lossy(&b).into()),
+            (PhpValue::Int(i), false) => SettingValue::Number(i as f64),
+            (PhpValue::Float(f), false) => SettingValue::Number(f),
+            (_, text) => {
+                let want = if text { "a string" } else { "a number" };
+                return Err(invalid_arg(&format!("options.{name} must be {want}")));
+            }
+        };
+        given.push((name, value));
     }
-    if let Some(v) = o.prefix {
-        b = b.prefix(v);
-    }
-    if let Some(v) = o.layout {
-        b = b.layout(v.parse::<KeyLayout>().napi()?);
-    }
-    if let Some(v) = o.endpoint {
-        b = b.endpoint(v);
-    }
-    if let Some(v) = o.region {
-        b = b.region(v);
-    }
-    if let Some(v) = o.key_attribute {
-        b = b.key_attribute(v);
-    }
-    if let Some(v) = o.value_attribute {
-        b = b.value_attribute(v);
-    }
-    if let Some(v) = o.expiration_attribute {
-        b = b.expiration_attribute(v);
-    }
-    if let Some(v) = o.connect_timeout_ms {
-        b = b.connect_timeout(millis("connectTimeoutMs", v)?);
-    }
-    if let Some(v) = o.operation_timeout_ms {
-        b = b.operation_timeout(millis("operationTimeoutMs", v)?);
-    }
-    if let Some(v) = o.attempt_timeout_ms {
-        b = b.attempt_timeout(millis("attemptTimeoutMs", v)?);
-    }
-    if let Some(v) = o.max_attempts {
-        b = b.max_attempts(v);
-    }
-    if let Some(v) = o.clock_skew_margin_ms {
-        b = b.clock_skew_margin(millis("clockSkewMarginMs", v)?);
-    }
-    if let Some(v) = o.heartbeat_interval_ms {
-        b = b.heartbeat_interval(millis("heartbeatIntervalMs", v)?);
-    }
-    if let Some(v) = o.backend {
-        b = b.lock_backend(v.parse::<LockBackendKind>().napi()?);
-    }
-    if let Some(v) = o.bucket {
-        b = b.s3_bucket(v);
-    }
-    b.build().napi()
+    Ok(given)
+}
+
+fn invalid_arg(message: &str) -> error::Failure {
+    napi::Error::new(napi::Status::InvalidArg, message.to_owned()).into()
+}
+
+fn config(options: Option<JsPhp>) -> Result<StoreConfig> {
+    let given = settings(options)?;
+    Ok(
+        StoreConfig::from_settings(Front::Node, given, |k| std::env::var(k).ok())?
+            .create_table_hint(CREATE_TABLE_HINT)
+            .build()?,
+    )
 }
 
 /// Every error code, in the core's order (`ErrorKind::ALL`): what `lib.js` exports as `CODES`.
@@ -152,10 +146,14 @@ pub struct Store {
 #[napi]
 impl Store {
     /// A store over `options` (CONFIG error when invalid). Connects on the first call.
-    #[napi(constructor, catch_unwind, strict)]
-    pub fn new(env: &Env, options: Option<StoreOptions>) -> napi::Result<Self> {
+    #[napi(
+        constructor,
+        catch_unwind,
+        ts_args_type = "options?: StoreOptions | undefined | null"
+    )]
+    pub fn new(env: &Env, options: Option<JsPhp>) -> napi::Result<Self> {
         Ok(Store {
-            inner: ddblock::Store::new(config(options.unwrap_or_default()).or_throw(env)?),
+            inner: ddblock::Store::new(config(options).or_throw(env)?),
         })
     }
 

@@ -62,7 +62,8 @@ test('wrong argument types are TypeErrors, before any request', async () => {
   // Options as a string; a field of the wrong type is named.
   assert.throws(() => new Store('table=cache'), typeError('InvalidArg'))
   assert.throws(() => store.once('e', '30'), typeError('InvalidArg'))
-  assert.throws(() => new Store({ table: 42 }), typeError('StringExpected', /on StoreOptions\.table/))
+  assert.throws(() => new Store({ table: 42 }), typeError('InvalidArg', /options\.table must be a string/))
+  assert.throws(() => new Store({ maxAttempts: '3' }), typeError('InvalidArg', /options\.maxAttempts must be a number/))
   await assert.rejects(store.createTable('now'), typeError('InvalidArg'))
   await assert.rejects(store.doctor('scan'), typeError('InvalidArg'))
   // A ttl of the wrong type stays the core's INVALID_TTL, as in every front.
@@ -71,6 +72,8 @@ test('wrong argument types are TypeErrors, before any request', async () => {
 })
 
 test('bad configuration is CONFIG, synchronously', () => {
+  // The core's settings table knows every option: a misspelt one is refused with the names.
+  assert.throws(() => new Store({ tabel: 'cache' }), (e) => e.code === 'CONFIG' && /unknown Node setting "tabel"; the settings are: table, prefix/.test(e.message))
   assert.throws(() => new Store({ table: 'x' }), code('CONFIG'))
   assert.throws(() => new Store({ layout: 'laravel7' }), code('CONFIG'))
   assert.throws(() => new Store({ endpoint: 'localhost:8000' }), code('CONFIG'))
