@@ -303,9 +303,8 @@ impl PyStore {
     fn create_table(&self, ttl: bool, wait: Option<f64>) -> PyResult<Pending> {
         let mut opts = CreateTableOptions::new().ttl(ttl);
         if let Some(w) = wait {
-            opts = opts.wait(
-                ddblock::format::input::timeout_from_secs_f64("wait", w).map_err(to_py)?,
-            );
+            opts =
+                opts.wait(ddblock::format::input::timeout_from_secs_f64("wait", w).map_err(to_py)?);
         }
         let s = self.inner.clone();
         Ok(Pending::new(async move {
