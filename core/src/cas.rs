@@ -215,16 +215,37 @@ impl Store {
     where
         F: FnMut(Option<&PhpValue>) -> PhpValue,
     {
+        self.update_by(key, ttl_secs, opts, |v| {
+            std::future::ready(Ok::<_, Error>(f(v.as_ref())))
+        })
+        .await
+    }
+
+    /// [`Store::update_with`] with a function that may fail or wait (a front's callback: a
+    /// Python callable, a JavaScript function returning a promise): its error ends the update
+    /// as it is, nothing written. The one read-modify-write loop of every front.
+    pub async fn update_by<F, Fut, E>(
+        &self,
+        key: &str,
+        ttl_secs: i64,
+        opts: &CasOptions,
+        mut f: F,
+    ) -> std::result::Result<Versioned, E>
+    where
+        F: FnMut(Option<PhpValue>) -> Fut,
+        Fut: std::future::Future<Output = std::result::Result<PhpValue, E>>,
+        E: From<Error>,
+    {
         let retry = self.conflict_retry(key, opts)?;
         item::expiry(self.now(), ttl_secs)?; // a bad ttl fails before the first read
         loop {
             let current = self.get_versioned(key).await?;
-            let value = f(current.value.as_ref());
+            let value = f(current.value.clone()).await?;
             match self
                 .put_if_unchanged(key, &current, &value, ttl_secs)
                 .await?
             {
-                CasOutcome::Written { version } => return Versioned::written(value, version),
+                CasOutcome::Written { version } => return Ok(Versioned::written(value, version)?),
                 CasOutcome::Conflict => retry.after_conflict().await?,
             }
         }
