@@ -709,7 +709,6 @@ impl Lock {
             let enter = async move { lock.enter(wait).await.napi() };
             let held = cancellable(&name, cancel, enter).await?;
             Ok(NativeHeld {
-                name,
                 signal: held.lease().signal().clone(),
                 inner: Arc::new(tokio::sync::Mutex::new(Some(held))),
             })
@@ -802,7 +801,6 @@ impl NativeHeartbeat {
 /// A lock entered by `withLock` (the core's `Held`): its heartbeat runs until `finish`.
 #[napi]
 pub struct NativeHeld {
-    name: String,
     inner: Arc<tokio::sync::Mutex<Option<Held>>>,
     signal: LeaseSignal,
 }
@@ -813,12 +811,10 @@ impl NativeHeld {
     /// lease ended kept.
     #[napi(ts_return_type = "Promise<void>")]
     pub fn lost<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
-        let (name, signal) = (self.name.clone(), self.signal.clone());
+        let signal = self.signal.clone();
         promise(env, async move {
-            match signal.ended().await {
-                Some(reason) => Err(ddblock::Error::LeaseLost { name, reason }.into()),
-                None => Ok(()),
-            }
+            signal.ended().await;
+            Ok(signal.check()?)
         })
     }
 

@@ -2,9 +2,8 @@
 
 use std::sync::Mutex;
 
-use ddblock::{Heartbeat, Held, Lease, Lock, Wait};
+use ddblock::{Heartbeat, Held, Lease, LeaseSignal, Lock, Wait};
 use pyo3::prelude::*;
-use tokio::sync::watch;
 
 use crate::convert::OptHolder;
 use crate::pending::Pending;
@@ -55,8 +54,7 @@ impl PyLock {
         let _in_runtime = runtime::get().enter();
         let heartbeat = self.inner.heartbeat();
         PyHeartbeat {
-            name: self.inner.name().to_owned(),
-            lost: heartbeat.subscribe(),
+            signal: heartbeat.signal(),
             inner: Mutex::new(Some(heartbeat)),
         }
     }
@@ -137,10 +135,9 @@ impl PyLock {
 /// lease is lost (and stays so after `stop`).
 #[pyclass(module = "ddblock._native", name = "Heartbeat", frozen)]
 pub struct PyHeartbeat {
-    name: String,
     inner: Mutex<Option<Heartbeat>>,
     /// The loss signal; it keeps its last value once the heartbeat is stopped.
-    lost: watch::Receiver<Option<String>>,
+    signal: LeaseSignal,
 }
 
 #[pymethods]
@@ -154,22 +151,18 @@ impl PyHeartbeat {
     /// Why the lease was lost, if it was.
     #[getter]
     fn reason(&self) -> Option<String> {
-        self.lost.borrow().clone()
+        self.signal.reason()
     }
 
     /// Stops refreshing (again: nothing more); raises `LeaseLost` if the lease was lost.
     fn finish(&self) -> Pending {
         let hb = self.inner.lock().ok().and_then(|mut h| h.take());
-        // Stopped before: the loss it saw, if any, is still the answer.
-        let seen = self.reason().map(|reason| ddblock::Error::LeaseLost {
-            name: self.name.clone(),
-            reason,
-        });
+        let signal = self.signal.clone();
         Pending::new(async move {
-            match (hb, seen) {
-                (Some(hb), _) => hb.finish().await,
-                (None, Some(lost)) => Err(lost),
-                (None, None) => Ok(()),
+            match hb {
+                Some(hb) => hb.finish().await,
+                // Stopped before: the loss it saw, if any, is still the answer.
+                None => signal.check(),
             }
         })
     }
@@ -177,11 +170,11 @@ impl PyHeartbeat {
     /// Stops refreshing (again: nothing more); the reason the lease was lost, or `None`.
     fn stop(&self) -> Pending {
         let hb = self.inner.lock().ok().and_then(|mut h| h.take());
-        let lost = self.lost.clone();
+        let signal = self.signal.clone();
         Pending::new(async move {
             Ok::<_, ddblock::Error>(match hb {
                 Some(hb) => hb.stop().await,
-                None => lost.borrow().clone(),
+                None => signal.reason(),
             })
         })
     }

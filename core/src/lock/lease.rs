@@ -23,8 +23,7 @@ const MIN_INTERVAL: Duration = Duration::from_millis(100);
 /// stays down). Dropping it stops it.
 #[derive(Debug)]
 pub struct Heartbeat {
-    name: String,
-    lost: watch::Receiver<Option<String>>,
+    lost: LeaseSignal,
     task: Option<JoinHandle<()>>,
 }
 
@@ -48,8 +47,10 @@ impl Lock {
             let _ = tx.send(Some(reason));
         });
         Heartbeat {
-            name: self.name().to_owned(),
-            lost: rx,
+            lost: LeaseSignal {
+                name: self.name().to_owned(),
+                rx,
+            },
             task: Some(task),
         }
     }
@@ -86,31 +87,29 @@ async fn beat(lock: &Lock, interval: Duration) -> String {
 impl Heartbeat {
     /// Whether the lease has been lost.
     pub fn is_lost(&self) -> bool {
-        self.lost.borrow().is_some()
+        self.lost.is_lost()
     }
 
     /// Why the lease was lost, if it was.
     pub fn reason(&self) -> Option<String> {
-        self.lost.borrow().clone()
+        self.lost.reason()
     }
 
     /// A receiver that turns `Some(reason)` when the lease is lost (for `select!`, or to hand to
     /// the work).
     pub fn subscribe(&self) -> watch::Receiver<Option<String>> {
-        self.lost.clone()
+        self.lost.rx.clone()
     }
 
     /// The loss signal, apart from the heartbeat (which `stop` consumes): for a front that
     /// waits on the loss while another call stops the heartbeat.
     pub fn signal(&self) -> LeaseSignal {
-        LeaseSignal {
-            rx: self.lost.clone(),
-        }
+        self.lost.clone()
     }
 
     /// Resolves with the reason when the lease is lost; never, while it is kept.
     pub async fn lost(&self) -> String {
-        self.signal().lost().await
+        self.lost.lost().await
     }
 
     /// Stops refreshing; the reason the lease was lost, if it was.
@@ -125,11 +124,9 @@ impl Heartbeat {
     /// Stops refreshing; [`Error::LeaseLost`] if the lease was lost meanwhile. For a body run
     /// under a heartbeat without the release (that is [`Held::finish`]).
     pub async fn finish(self) -> Result<(), Error> {
-        let name = self.name.clone();
-        match self.stop().await {
-            Some(reason) => Err(Error::LeaseLost { name, reason }),
-            None => Ok(()),
-        }
+        let signal = self.signal();
+        self.stop().await;
+        signal.check()
     }
 }
 
@@ -145,10 +142,22 @@ impl Drop for Heartbeat {
 /// stops. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct LeaseSignal {
+    name: String,
     rx: watch::Receiver<Option<String>>,
 }
 
 impl LeaseSignal {
+    /// [`Error::LeaseLost`] (naming the lock and the reason) if the lease was lost, else `Ok`.
+    pub fn check(&self) -> Result<(), Error> {
+        match self.reason() {
+            Some(reason) => Err(Error::LeaseLost {
+                name: self.name.clone(),
+                reason,
+            }),
+            None => Ok(()),
+        }
+    }
+
     /// Whether the lease has been lost.
     pub fn is_lost(&self) -> bool {
         self.rx.borrow().is_some()
@@ -307,7 +316,8 @@ impl Lock {
             (Some(hb), signal, None)
         } else {
             let (tx, rx) = watch::channel(None);
-            (None, LeaseSignal { rx }, Some(tx))
+            let name = guard.lock().name().to_owned();
+            (None, LeaseSignal { name, rx }, Some(tx))
         };
         let lease = Lease {
             lock: guard.lock().clone(),
