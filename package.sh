@@ -4,7 +4,7 @@
 #   ./package.sh            # build all (release builds: ~15 min cold on 2 cores)
 #   ./package.sh --check    # also build a wheel from the sdist, then install each package with no
 #                           # Rust toolchain on PATH and run its quickstart against a local server
-#                           # (compat-tests/install-tests.py; needs DDBLOCK_TEST_MOTO)
+#                           # (compat-tests/packages/install-tests.py; needs DDBLOCK_TEST_MOTO)
 #
 #   dist/ddblock-V-cp39-abi3-manylinux2014_x86_64...whl   Python wheel, abi3 (CPython 3.9+), glibc 2.17+
 #   dist/ddblock-V.tar.gz                                Python sdist (builds with Rust + maturin)
@@ -91,14 +91,14 @@ log "cli: $cli.tar.gz"
 # --- npm: the main package and the platform package (napi-rs's prebuilt layout) -----------------
 node_stage="$STAGE/node"
 mkdir -p "$node_stage"
-cp bindings/node/{package.json,lib.js,lib.d.ts,index.js,index.d.ts,README.md,LICENSE} "$node_stage/"
+cp bindings/node/{package.json,lib.js,lib.d.ts,native.js,native.d.ts,README.md,LICENSE} "$node_stage/"
 "$ROOT/bindings/node/node_modules/.bin/napi" create-npm-dirs --cwd "$node_stage" >/dev/null 2>&1
 platform_dir="$node_stage/npm/linux-x64-gnu"
 cp "$OUT/libddblock_node.so" "$platform_dir/ddblock.linux-x64-gnu.node"
 cp LICENSE "$platform_dir/"
 node - "$node_stage" <<'JS'
 // The published main package ships no binary: it names each platform package as an optional
-// dependency at its own version, and index.js loads whichever npm installed (as napi prepublish does).
+// dependency at its own version, and native.js loads whichever npm installed (as napi prepublish does).
 const fs = require('fs')
 const path = require('path')
 const dir = process.argv[2]
@@ -162,5 +162,5 @@ if [[ $check == 1 ]]; then
         "$TOOLS/bin/python" -m pip wheel --quiet --no-deps --no-cache-dir --disable-pip-version-check \
         -w "$STAGE/sdist-wheel" "$DIST/ddblock-$VERSION.tar.gz"
     compgen -G "$STAGE/sdist-wheel/ddblock-$VERSION-*.whl" >/dev/null || die "pip wheel gave no wheel from the sdist"
-    python3 compat-tests/install-tests.py "$DIST"
+    python3 compat-tests/packages/install-tests.py "$DIST"
 fi

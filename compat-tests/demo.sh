@@ -21,9 +21,9 @@ cargo build -q -p ddblock-stuck-locks --bin stuck-locks
 
 # Servers of its own, so the demo never disturbs a test run's servers.
 export DDBLOCK_RUN_DIR="$HERE/.run/demo"
-cleanup() { "$HERE/servers.sh" stop >/dev/null 2>&1 || true; }
+cleanup() { "$HERE/servers/servers.sh" stop >/dev/null 2>&1 || true; }
 trap cleanup EXIT
-"$HERE/servers.sh" start --owner $$
+"$HERE/servers/servers.sh" start --owner $$
 # shellcheck disable=SC1091
 source "$DDBLOCK_RUN_DIR/env"
 

@@ -6,7 +6,7 @@
 #   ./compat-tests/run-tests.sh --list     # list the steps
 #
 # It installs the test dependencies (compat-tests/setup.sh), starts the local
-# DynamoDB emulators (compat-tests/servers.sh; stopped again on exit, however
+# DynamoDB emulators (compat-tests/servers/servers.sh; stopped again on exit, however
 # this script ends), exports their endpoints (DDBLOCK_TEST_MOTO,
 # DDBLOCK_TEST_DYNALITE) plus dummy AWS credentials, then runs the steps.
 # Steps run in waves (see WAVES); the steps of a wave run in parallel, up to
@@ -29,7 +29,7 @@ cd "$ROOT"
 step_fmt() { cargo fmt --all -- --check; }
 step_clippy() { cargo clippy --workspace --all-targets -- -D warnings; }
 step_test() { cargo test --workspace; }
-step_php() { bash compat-tests/php/selftest.sh; }
+step_php() { bash compat-tests/laravel/selftest.sh; }
 step_python() { bindings/python/test.sh; }
 step_node() { bash bindings/node/test.sh; }
 step_docs() {
@@ -40,12 +40,14 @@ step_docs() {
 }
 step_php-driver() { bash bindings/php/test.sh; }
 step_chaos() {
-    cargo build --quiet -p ddblock-chaos --bins
+    cargo build --quiet -p ddblock-chaos -p ddblock-test-support --bins
     "${CARGO_TARGET_DIR:-target}/debug/chaos" --profile short
 }
-step_bench() { compat-tests/bench.sh --smoke --prebuilt; }
+step_bench() { compat-tests/bench/run.sh --smoke --prebuilt; }
 step_patterns() {
-    cargo build --quiet -p ddblock-cli -p ddblock-compat --bin ddblock --bin pattern-worker
+    cargo build --quiet -p ddblock-cli -p ddblock-test-support --bin ddblock --bin ddblock-peer
+    # Every peer of the peer protocol answers as compat-tests/support/peers/PROTOCOL.md says.
+    bindings/python/.venv/bin/python compat-tests/support/peers/selftest.py python node cli rust php php-ddblock
     bindings/python/.venv/bin/python compat-tests/patterns/concurrency.py
 }
 step_fuzz() { fuzz/run.sh smoke; }
@@ -58,15 +60,15 @@ STEPS=(
     "fmt|rustfmt check: cargo fmt --all -- --check"
     "clippy|lints: cargo clippy --workspace --all-targets -- -D warnings"
     "test|Rust tests (core, real-Laravel interop, fault proxy, stuck locks): cargo test --workspace"
-    "php|Laravel harness self-test: compat-tests/php/selftest.sh"
+    "php|Laravel harness self-test: compat-tests/laravel/selftest.sh"
     "python|Python binding: bindings/python/test.sh (maturin develop, ruff, mypy --strict, stubtest, pytest on moto and dynalite)"
-    "node|Node binding (napi-rs): bindings/node/test.sh (debug build, index.d.ts drift, tsc, node --test)"
+    "node|Node binding (napi-rs): bindings/node/test.sh (debug build, native.d.ts drift, tsc, node --test)"
     "php-driver|PHP driver ddblock/laravel: bindings/php/test.sh (php -l, phpcs PSR-12, conformance vectors, PHPUnit on Laravel 8.83 and 13 with the CLI, Python and Node as peers)"
     "docs|every code block of README.md and docs/, run as written: compat-tests/docs/snippets.py; docs/deploy.md's IAM policies enforced by moto: compat-tests/deploy/iam_policies.py"
-    "patterns|once-only guard, compare-and-set and the S3 lock, 10+ processes in Rust, Python, Node, the CLI (and PHP) at once: compat-tests/patterns/concurrency.py"
-    "bench|benchmarks, smoke profile: every figure on a tiny load, debug builds, no timing judged (compat-tests/bench.sh --smoke)"
+    "patterns|the peers of every language checked against the peer protocol (compat-tests/support/peers/selftest.py), then the once-only guard, compare-and-set and the S3 lock, 10+ peers in Rust, Python, Node, the CLI (and PHP) at once: compat-tests/patterns/concurrency.py"
+    "bench|benchmarks, smoke profile: every figure on a tiny load, debug builds, no timing judged (compat-tests/bench/run.sh --smoke)"
     "chaos|chaos run, short profile: every language on one table through every fault at once, judged from the server's journal (compat-tests/chaos)"
-    "package|the release workflow checked (scripts/actionlint.sh), and the packages as users install them: ./package.sh --check (wheel, sdist, npm tarballs, CLI tarball, crates, Composer archive into dist/; each installed with no Rust on PATH and its quickstart run: compat-tests/install-tests.py)"
+    "package|the release workflow checked (scripts/actionlint.sh), and the packages as users install them: ./package.sh --check (wheel, sdist, npm tarballs, CLI tarball, crates, Composer archive into dist/; each installed with no Rust on PATH and its quickstart run: compat-tests/packages/install-tests.py)"
     "fuzz|fuzz smoke run: fuzz/run.sh smoke (cargo fuzz: each target ${FUZZ_SMOKE_SECONDS:-5} s from its seeds, generated from the PHP fixtures)"
 )
 
@@ -138,14 +140,14 @@ mapfile -t setup_parts < <(printf '%s\n' "${setup_parts[@]}" | awk '!seen[$0]++'
 banner "setup: compat-tests/setup.sh ${setup_parts[*]}"
 "$HERE/setup.sh" "${setup_parts[@]}"
 
-cleanup() { "$HERE/servers.sh" stop || true; }
+cleanup() { "$HERE/servers/servers.sh" stop || true; }
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-banner "servers: compat-tests/servers.sh start (moto, dynalite)"
+banner "servers: compat-tests/servers/servers.sh start (moto, dynalite)"
 # --owner: the servers also go away if this script is killed without its trap.
-"$HERE/servers.sh" start --owner $$
+"$HERE/servers/servers.sh" start --owner $$
 # shellcheck source=/dev/null
 source "${DDBLOCK_RUN_DIR:-$HERE/.run}/env"
 echo "DDBLOCK_TEST_MOTO=$DDBLOCK_TEST_MOTO"

@@ -95,7 +95,7 @@ fi
 
 # The real AWS SDK for PHP and upstream Laravel 13's lock classes are not packaged by Debian. They
 # are read from ../shared/php next to the repository (or DDBLOCK_AWS_SDK_PHP / DDBLOCK_LARAVEL13),
-# see compat-tests/php/support.php. A clone without ../shared takes them from Composer instead:
+# see compat-tests/laravel/support.php. A clone without ../shared takes them from Composer instead:
 # `composer install` of compat-tests/php-deps/composer.json (the same versions) into
 # compat-tests/.php-deps, laid out as ../shared/php is (aws-sdk-php/autoload.php, laravel-13/).
 SHARED_PHP="$(cd "$HERE/.." && pwd)/../shared/php"

@@ -8,7 +8,7 @@ the root one.
 The version is core/Cargo.toml's; each of these must equal it: the Rust crates (the CLI, the
 Python and Node bindings), the CLI's dependency on `ddblock` (`version =`), Cargo.lock's entries
 of those crates, pyproject.toml, package.json, package-lock.json (its root), the version the
-generated Node loader (bindings/node/index.js) expects, and CHANGELOG.md's latest released
+generated Node loader (bindings/node/native.js) expects, and CHANGELOG.md's latest released
 section. composer.json must carry no version (Packagist takes it from the tag). The LICENSE of
 every package folder must be byte-identical to the root LICENSE.
 
@@ -117,14 +117,14 @@ def main(argv: list[str]) -> int:
         version,
     )
 
-    loader = (ROOT / "bindings/node/index.js").read_text(encoding="utf-8")
+    loader = (ROOT / "bindings/node/native.js").read_text(encoding="utf-8")
     expected = set(re.findall(r"bindingPackageVersion !== '([^']*)'", loader))
     if expected == {version}:
-        c.check(True, "bindings/node/index.js (generated loader) expects", version)
+        c.check(True, "bindings/node/native.js (generated loader) expects", version)
     else:
         c.check(
             False,
-            "bindings/node/index.js (generated loader) expects",
+            "bindings/node/native.js (generated loader) expects",
             f"{sorted(expected)}, expected [{version!r}] (regenerate it: npm run build)",
         )
 

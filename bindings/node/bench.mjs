@@ -2,7 +2,7 @@
 //   --mode cpu      ddblock (this binding) vs @aws-sdk/client-dynamodb sending the same two requests
 //                   (the acquire UpdateItem with ddblock's attempt id and fence, the owner-conditioned
 //                   DeleteItem), alternately, same process, same server (the default)
-//   --mode cycles   N plain cycles with the binding (compat-tests/bench.sh counts their requests)
+//   --mode cycles   N plain cycles with the binding (compat-tests/bench/run.sh counts their requests)
 //   --mode scaling  --locks N concurrent cycles of N distinct locks for --secs seconds
 //
 //   source compat-tests/.run/env && node bindings/node/bench.mjs [--cycles 2000] [--json]
@@ -31,7 +31,7 @@ const { values: opt } = parseArgs({
   }
 })
 const endpoint = opt.endpoint
-if (!endpoint) throw new Error('DDBLOCK_TEST_DYNALITE is not set (compat-tests/servers.sh start; source the env file)')
+if (!endpoint) throw new Error('DDBLOCK_TEST_DYNALITE is not set (compat-tests/servers/servers.sh start; source the env file)')
 const cycles = Number(opt.cycles)
 const warmup = Number(opt.warmup)
 const table = opt.table ?? await freshTable(endpoint)

@@ -2,13 +2,14 @@
 # The PHP driver's checks (./compat-tests/run-tests.sh php-driver runs this), in order:
 #   1. php -l on every PHP file of the package, then phpcs --standard=PSR12
 #   2. the conformance vectors match their spec (compat-tests/conformance/generate.py --check)
-#   3. the peers the tests drive: the ddblock CLI and the fault proxy (cargo build, debug), the
+#   3. the peers the tests drive: the ddblock CLI, the Rust peer (ddblock-peer, of
+#      compat-tests/support/peers/PROTOCOL.md) and the fault proxy (cargo build, debug), the
 #      Python binding (bindings/python/.venv) and the Node binding's native module; the last two
 #      are built by their own scripts only when missing (the python and node steps of the test
 #      command, which run first, build them)
 #   4. PHPUnit on Debian's Laravel 8.83, then on upstream Laravel 13's cache lock classes
 #      (DDBLOCK_LARAVEL=8, 13; see tests/bootstrap.php), against DDBLOCK_TEST_MOTO and
-#      DDBLOCK_TEST_DYNALITE (compat-tests/servers.sh start; source compat-tests/.run/env)
+#      DDBLOCK_TEST_DYNALITE (compat-tests/servers/servers.sh start; source compat-tests/.run/env)
 #
 #   bindings/php/test.sh [phpunit args...]      e.g. --filter FaultProxyTest
 set -euo pipefail
@@ -26,8 +27,8 @@ phpcs --standard=PSR12 src config tests
 log "conformance vectors match compat-tests/conformance/generate.py"
 python3 "$ROOT/compat-tests/conformance/generate.py" --check
 
-log "peers: cargo build -p ddblock-cli -p ddblock-fault-proxy"
-(cd "$ROOT" && cargo build --quiet -p ddblock-cli -p ddblock-fault-proxy)
+log "peers: cargo build -p ddblock-cli -p ddblock-test-support -p ddblock-fault-proxy"
+(cd "$ROOT" && cargo build --quiet -p ddblock-cli -p ddblock-test-support -p ddblock-fault-proxy)
 if ! "$ROOT/bindings/python/.venv/bin/python" -c 'import ddblock' 2>/dev/null; then
     log "peers: the Python binding is not built: bindings/python/test.sh --collect-only (venv, maturin develop, checks)"
     "$ROOT/bindings/python/test.sh" --collect-only -q >/dev/null
@@ -39,7 +40,7 @@ fi
 
 if [[ -z ${DDBLOCK_TEST_MOTO:-} || -z ${DDBLOCK_TEST_DYNALITE:-} ]]; then
     log "DDBLOCK_TEST_MOTO / DDBLOCK_TEST_DYNALITE are not set: the tests will fail."
-    log "start the servers with: compat-tests/servers.sh start; source compat-tests/.run/env"
+    log "start the servers with: compat-tests/servers/servers.sh start; source compat-tests/.run/env"
 fi
 for laravel in 8 13; do
     log "phpunit on Laravel $laravel (DDBLOCK_LARAVEL=$laravel)"

@@ -1,9 +1,9 @@
 """Lock cycles (acquire + release) of the Python binding: CPU against boto3, requests, scaling.
 
-    source compat-tests/.run/env        # DDBLOCK_TEST_DYNALITE (compat-tests/servers.sh start)
+    source compat-tests/.run/env        # DDBLOCK_TEST_DYNALITE (compat-tests/servers/servers.sh start)
     bindings/python/.venv/bin/python bindings/python/bench.py [--cycles 2000] [--endpoint URL]
 
-Modes (compat-tests/bench.sh runs all of them with --json, which prints one JSON line):
+Modes (compat-tests/bench/run.sh runs all of them with --json, which prints one JSON line):
   cpu      ddblock versus boto3 sending the same two requests per cycle, alternately (the default)
   cycles   N plain cycles with the binding (the bench counts their requests through a proxy)
   scaling  --locks N asyncio tasks, each cycling its own lock for --secs seconds

@@ -5,11 +5,11 @@
 #   2. maturin develop: the extension in debug mode, sharing the workspace's target/
 #   3. the generated sources are current (the _native.pyi stub, the blocking _sync.py), then
 #      ruff check + ruff format --check (also on the project's Python tools: install-tests.py,
-#      deploy/iam_policies.py, scripts/check-version.py)
+#      deploy/iam_policies.py, scripts/check-version.py; and on the test peers, with mypy)
 #   4. mypy --strict on the package, the tests and bench.py; mypy's stubtest: _native.pyi
 #      against the built extension
 #   5. pytest against the local DynamoDB servers: DDBLOCK_TEST_MOTO / DDBLOCK_TEST_DYNALITE
-#      (compat-tests/servers.sh start; source compat-tests/.run/env). Missing servers fail.
+#      (compat-tests/servers/servers.sh start; source compat-tests/.run/env). Missing servers fail.
 #
 #   bindings/python/test.sh [pytest args...]
 #
@@ -40,7 +40,7 @@ release=()
 [[ ${DDBLOCK_PY_RELEASE:-0} == 1 ]] && release=(--release)
 log "maturin develop ${release[*]}"
 maturin develop --quiet "${release[@]}"
-# DDBLOCK_BUILD_ONLY=1: stop once the extension is built (compat-tests/chaos.sh uses it).
+# DDBLOCK_BUILD_ONLY=1: stop once the extension is built (compat-tests/chaos/run.sh uses it).
 [[ ${DDBLOCK_BUILD_ONLY:-0} == 1 ]] && exit 0
 
 log "generated sources are current: _native.pyi (maturin generate-stubs), _sync.py (tools/unasync.py)"
@@ -58,10 +58,16 @@ log "ruff"
 ruff check .
 ruff format --check .
 # The project's Python tools outside the binding, with the binding's rules (stdlib only, 3.11+).
-tools=(../../compat-tests/install-tests.py ../../compat-tests/deploy/iam_policies.py ../../scripts/check-version.py)
+tools=(../../compat-tests/packages/install-tests.py ../../compat-tests/deploy/iam_policies.py ../../scripts/check-version.py)
 ruff check "${tools[@]}"
 ruff format --check "${tools[@]}"
-mypy --strict --python-version 3.11 ../../compat-tests/install-tests.py ../../scripts/check-version.py
+mypy --strict --python-version 3.11 ../../compat-tests/packages/install-tests.py ../../scripts/check-version.py
+# The test peers (compat-tests/support/peers: over the binding, boto3, or the stdlib for the CLI's)
+# and the suite that drives them all, with the binding's rules and mypy settings.
+peers=(../../compat-tests/support/peers/*.py ../../compat-tests/patterns/concurrency.py)
+ruff check "${peers[@]}"
+ruff format --check "${peers[@]}"
+mypy --strict "${peers[@]}"
 
 log "mypy --strict, and stubtest (the stubs match the built module)"
 mypy --strict python/ddblock tests bench.py
@@ -69,7 +75,7 @@ python -m mypy.stubtest ddblock._native
 
 if [[ -z ${DDBLOCK_TEST_MOTO:-} || -z ${DDBLOCK_TEST_DYNALITE:-} ]]; then
     log "DDBLOCK_TEST_MOTO / DDBLOCK_TEST_DYNALITE are not set: the server tests will fail."
-    log "start the servers with: compat-tests/servers.sh start; source compat-tests/.run/env"
+    log "start the servers with: compat-tests/servers/servers.sh start; source compat-tests/.run/env"
 fi
 # The fault proxy the lease and bad-input tests put in front of the servers (the test step builds
 # it too, but `run-tests.sh python` alone must not depend on that).

@@ -1,4 +1,4 @@
-"""Tables, plots and the summary of one benchmark run (compat-tests/bench.sh runs it).
+"""Tables, plots and the summary of one benchmark run (compat-tests/bench/run.sh runs it).
 
     report.py RESULTS.json --plots DIR [--docs docs/benchmarks.md]
 

@@ -24,7 +24,7 @@ Languages that are data, not code (text, json, toml, cron, ...) are not run. A b
 run here says why on the line before its fence: `<!-- not run: REASON -->` (a package registry
 install, the test command itself); `--list` shows every such reason.
 
-Needs: the servers (DDBLOCK_TEST_MOTO, from compat-tests/servers.sh), the CLI and the snippet
+Needs: the servers (DDBLOCK_TEST_MOTO, from compat-tests/servers/servers.sh), the CLI and the snippet
 binary built (`cargo build -p ddblock-cli -p ddblock-doc-snippets`), the Python binding built
 (bindings/python/test.sh) and the Node binding built (bindings/node/test.sh).
 """
@@ -106,7 +106,7 @@ def endpoint() -> str:
     if not url:
         sys.exit(
             "snippets: DDBLOCK_TEST_MOTO is not set: start the servers "
-            "(compat-tests/servers.sh start; source compat-tests/.run/env)"
+            "(compat-tests/servers/servers.sh start; source compat-tests/.run/env)"
         )
     return url
 

@@ -1,11 +1,11 @@
 """Mixed-language concurrency test of the once-only guard and compare-and-set, on moto and
-dynalite: processes in Rust (the core), Python, Node, the CLI and PHP (Laravel 8.83's real
+dynalite: peers in Rust (the core), Python, Node, the CLI and PHP (Laravel 8.83's real
 DynamoDbStore) started together on one table.
 
-- once: every process goes through the same 40 event ids (10 of them given back before the
-  start); exactly one process may win each event. PHP claims the Laravel way,
+- once: every peer goes through the same 40 event ids (10 of them given back before the
+  start); exactly one peer may win each event. PHP claims the Laravel way,
   ``Cache::add($event, 1, $ttl)``.
-- cas: every process increments one counter; no increment may be lost. Twice: Rust, Python and
+- cas: every peer increments one counter; no increment may be lost. Twice: Rust, Python and
   Node through ``update`` with the CLI through ``get --with-version`` / ``put --if-version``;
   then Rust, Python and Node through ``update`` with PHP through Laravel's own atomic
   ``Cache::increment``. (Not the CLI with PHP: ``put --if-version`` checks the version only, and
@@ -16,15 +16,17 @@ DynamoDbStore) started together on one table.
   no two recorded intervals may overlap. Twice: with the default release (conditional delete),
   where the fences are only counted (a create that lands late starts from its own, older clock:
   docs/s3.md), and with DDBLOCK_S3_RELEASE=overwrite, where they must grow in the order of the
-  intervals. Then a takeover race: the same processes make one attempt each at locks whose
-  holder let them expire; exactly one may take each over, with the old fence + 1.
+  intervals. Then a takeover race: the same peers make one attempt each at locks whose holder
+  let them expire; exactly one may take each over, with the old fence + 1.
 
 Run by ``./compat-tests/run-tests.sh patterns`` (after the Python and Node bindings, the CLI and
-``pattern-worker`` are built), with the venv of bindings/python:
+the Rust peer are built), with the venv of bindings/python:
 
+    cargo build -p ddblock-cli -p ddblock-test-support --bin ddblock --bin ddblock-peer
     bindings/python/.venv/bin/python compat-tests/patterns/concurrency.py [moto|dynalite]
 
-Workers print ``ready``, then wait for a line on stdin, so all of them start together; the
+Every process is a peer of compat-tests/support/peers/PROTOCOL.md: all of a run's peers are
+started and answer ``hello`` first, then each gets its whole work at the same moment; the
 outcome checks do not depend on timing.
 """
 
@@ -34,11 +36,14 @@ import base64
 import itertools
 import json
 import os
+import queue
 import secrets
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -48,18 +53,109 @@ import ddblock
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
+PEERS = ROOT / "compat-tests/support/peers"
 PREFIX = "app_"
 EVENTS = [f"evt-{i}" for i in range(40)]
 GIVEN_BACK = EVENTS[30:]
-#: Processes per language (PHP: Laravel's harness).
+#: Peers per language (PHP: Laravel's harness).
 ONCE = {"rust": 3, "python": 3, "node": 3, "cli": 2, "php": 2}
-#: (processes, turns under the lock per process) per language, for the s3 lock run.
+#: (peers, turns under the lock per peer) per language, for the s3 lock run.
 S3_LOCK = {"rust": (3, 5), "python": (3, 5), "node": (3, 5), "cli": (3, 5)}
-#: Expired locks raced for by the same processes.
+#: Expired locks raced for by the same peers.
 TAKEOVERS = [f"expired-{i}" for i in range(5)]
-#: (processes, increments per process) per language, for each compare-and-set run.
+#: (peers, increments per peer) per language, for each compare-and-set run.
 CAS_WITH_CLI = {"rust": (3, 20), "python": (3, 20), "node": (3, 20), "cli": (2, 5)}
 CAS_WITH_LARAVEL = {"rust": (2, 20), "python": (2, 20), "node": (2, 20), "php": (4, 20)}
+#: How long a peer may take over its work.
+TIMEOUT = 600.0
+
+
+def command(lang: str) -> list[str]:
+    """The peer program of a language (PROTOCOL.md's table)."""
+    return {
+        "rust": [str(ROOT / "target/debug/ddblock-peer")],
+        "python": [sys.executable, str(PEERS / "peer.py")],
+        "node": ["node", str(PEERS / "peer.mjs")],
+        "cli": [sys.executable, str(PEERS / "peer_cli.py")],
+        "php": ["php", str(ROOT / "compat-tests/laravel/harness.php")],
+    }[lang]
+
+
+class Peer:
+    """One peer process: JSON requests on its stdin, one JSON answer line per request; a thread
+    reads the answers so that a hung peer fails the test after TIMEOUT instead of hanging it."""
+
+    def __init__(self, lang: str, env: dict[str, str]) -> None:
+        self.lang = lang
+        self.proc = subprocess.Popen(
+            command(lang), stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True
+        )
+        self.answers: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.answers.put(line)
+        self.answers.put(None)
+
+    def send(self, requests: list[dict[str, Any]]) -> None:
+        """Writes all the requests at once (the peer answers them in order)."""
+        assert self.proc.stdin is not None
+        self.proc.stdin.write("".join(json.dumps(r) + "\n" for r in requests))
+        self.proc.stdin.flush()
+
+    def receive(self, count: int, timeout: float = TIMEOUT) -> list[dict[str, Any]]:
+        """The next ``count`` answers; each must be ok."""
+        deadline = time.monotonic() + timeout
+        out = []
+        for _ in range(count):
+            try:
+                line = self.answers.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError(
+                    f"the {self.lang} peer did not answer in {timeout} s"
+                ) from None
+            if line is None:
+                raise AssertionError(f"the {self.lang} peer exited {self.proc.wait()}")
+            answer: dict[str, Any] = json.loads(line)
+            assert answer.get("ok") is True, f"the {self.lang} peer failed: {answer}"
+            out.append(answer)
+        return out
+
+    def close(self) -> None:
+        if self.proc.stdin:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+@contextmanager
+def peers_of(spec: dict[str, int], env: dict[str, str]) -> Iterator[list[Peer]]:
+    """``count`` peers per language, all started, each having answered ``hello``."""
+    peers: list[Peer] = []
+    try:
+        for lang, count in spec.items():
+            peers.extend(Peer(lang, env) for _ in range(count))
+        for p in peers:
+            p.send([{"op": "hello"}])
+        for p in peers:
+            (hello,) = p.receive(1, timeout=120)
+            assert hello["lang"] == p.lang, f"the {p.lang} peer says it is {hello['lang']}"
+        yield peers
+    finally:
+        for p in peers:
+            p.close()
+
+
+def work(peers: list[Peer], requests: list[list[dict[str, Any]]]) -> list[list[dict[str, Any]]]:
+    """Sends each peer its requests, all at the same moment, then reads every answer."""
+    for p, reqs in zip(peers, requests):
+        p.send(reqs)
+    return [p.receive(len(reqs)) for p, reqs in zip(peers, requests)]
 
 
 def new_table(endpoint: str) -> str:
@@ -78,80 +174,6 @@ def new_table(endpoint: str) -> str:
     raise AssertionError(f"table {name} never became ACTIVE")
 
 
-class Worker:
-    """One process: ``ready`` on stdout, a line on stdin starts it, a JSON line at the end."""
-
-    def __init__(self, lang: str, argv: list[str], env: dict[str, str]) -> None:
-        self.lang = lang
-        self.proc = subprocess.Popen(
-            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True, cwd=HERE
-        )
-        assert self.proc.stdout is not None
-        first = self.proc.stdout.readline().strip()
-        assert first == "ready", f"{lang} worker {argv} said {first!r}"
-
-    def go(self) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write("go\n")
-        self.proc.stdin.flush()
-
-    def result(self, timeout: float = 600) -> dict[str, Any]:
-        out, _ = self.proc.communicate(timeout=timeout)
-        assert self.proc.returncode == 0, f"{self.lang} worker exited {self.proc.returncode}"
-        result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
-        return result
-
-
-class PhpWorker:
-    """Laravel's real store in ``php compat-tests/php/harness.php``, driven from a thread."""
-
-    def __init__(self, endpoint: str, table: str, commands: list[dict[str, Any]]) -> None:
-        env = {
-            **os.environ,
-            "DDB_ENDPOINT": endpoint,
-            "DDB_TABLE": table,
-            "DDB_LAYOUT": "laravel12",
-            "DDB_PREFIX": PREFIX,
-        }
-        self.lang = "php"
-        self.proc = subprocess.Popen(
-            ["php", str(ROOT / "compat-tests/php/harness.php")],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            env=env,
-            text=True,
-        )
-        self.call({"op": "now"})  # started: Laravel and the SDK are loaded
-        self.commands = commands
-        self.answers: list[dict[str, Any]] = []
-        self.start = threading.Event()
-        self.thread = threading.Thread(target=self._run)
-        self.thread.start()
-
-    def call(self, cmd: dict[str, Any]) -> dict[str, Any]:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.write(json.dumps(cmd) + "\n")
-        self.proc.stdin.flush()
-        answer: dict[str, Any] = json.loads(self.proc.stdout.readline())
-        assert answer["ok"], f"PHP failed {cmd}: {answer.get('error')}"
-        return answer
-
-    def _run(self) -> None:
-        self.start.wait()
-        self.answers = [self.call(c) for c in self.commands]
-
-    def go(self) -> None:
-        self.start.set()
-
-    def result(self, timeout: float = 600) -> list[dict[str, Any]]:
-        self.thread.join(timeout)
-        assert not self.thread.is_alive(), "the PHP worker hung"
-        if self.proc.stdin:
-            self.proc.stdin.close()
-        self.proc.wait(timeout=30)
-        return self.answers
-
-
 def php_int(i: int) -> str:
     return base64.b64encode(f"i:{i};".encode()).decode()
 
@@ -161,62 +183,38 @@ def rotated(items: list[str], k: int) -> list[str]:
     return items[k:] + items[:k]
 
 
-def workers_of(
-    spec: dict[str, int], argv_of: dict[str, list[str]], env: dict[str, str], rotate: bool
-) -> list[Worker]:
-    out = []
-    n = 0
-    for lang, count in spec.items():
-        for _ in range(count):
-            argv = argv_of[lang]
-            if rotate:  # each process walks the events from a different start
-                argv = argv[: -len(EVENTS)] + rotated(EVENTS, 7 * n)
-            out.append(Worker(lang, argv, env))
-            n += 1
-    return out
-
-
-def commands() -> dict[str, list[str]]:
-    return {
-        "rust": [str(ROOT / "target/debug/pattern-worker")],
-        "python": [sys.executable, str(HERE / "worker.py")],
-        "node": ["node", str(HERE / "worker.mjs")],
-        "cli": ["bash", str(HERE / "worker.sh")],
-    }
-
-
 def run_once(server: str, endpoint: str) -> None:
     table = new_table(endpoint)
-    env = env_for(endpoint, table)
     store = ddblock.Store(table, prefix=PREFIX, endpoint_url=endpoint)
     for event in GIVEN_BACK:  # claimed and given back: free again, with a live item
         claim = store.once(event, ttl=60).claim()
         assert claim and claim.give_back()
-    base = commands()
-    argv = {lang: [*cmd, "once", *EVENTS] for lang, cmd in base.items()}
-    procs: list[Worker | PhpWorker] = list(
-        workers_of({k: v for k, v in ONCE.items() if k != "php"}, argv, env, rotate=True)
-    )
-    for i in range(ONCE["php"]):
-        cmds = [
-            {"op": "add", "key": e, "v": php_int(1), "ttl": 60} for e in rotated(EVENTS, 5 * i + 3)
-        ]
-        procs.append(PhpWorker(endpoint, table, cmds))
-    started = time.monotonic()
-    for p in procs:
-        p.go()
+    with peers_of(ONCE, env_for(endpoint, table)) as peers:
+        requests: list[list[dict[str, Any]]] = []
+        n = php = 0
+        for p in peers:
+            if p.lang == "php":  # Laravel's way: Cache::add, event by event
+                events = rotated(EVENTS, 5 * php + 3)
+                requests.append(
+                    [{"op": "add", "key": e, "v": php_int(1), "ttl": 60} for e in events]
+                )
+                php += 1
+            else:  # each peer walks the events from a different start
+                requests.append([{"op": "once", "events": rotated(EVENTS, 7 * n), "ttl": 60}])
+                n += 1
+        started = time.monotonic()
+        answers = work(peers, requests)
+        elapsed = time.monotonic() - started
     winners: dict[str, list[str]] = {e: [] for e in EVENTS}
     by_lang: dict[str, int] = {}
-    for p in procs:
-        if isinstance(p, PhpWorker):
-            cmds = p.commands
-            won = [c["key"] for c, a in zip(cmds, p.result()) if a["result"] is True]
+    for p, reqs, got in zip(peers, requests, answers):
+        if p.lang == "php":
+            won = [r["key"] for r, a in zip(reqs, got) if a["result"] is True]
         else:
-            won = p.result()["won"]
+            won = got[0]["won"]
         for e in won:
             winners[e].append(p.lang)
         by_lang[p.lang] = by_lang.get(p.lang, 0) + len(won)
-    elapsed = time.monotonic() - started
     wrong = {e: w for e, w in winners.items() if len(w) != 1}
     assert not wrong, f"events without exactly one winner: {wrong}"
     done = {e: store.once(e, ttl=60).status().state for e in EVENTS}
@@ -224,7 +222,7 @@ def run_once(server: str, endpoint: str) -> None:
     for e, state in done.items():
         assert state == ("in_progress" if e in php_won else "done"), (e, state)
     print(
-        f"once on {server}: {len(procs)} processes ({fmt(ONCE)}), {len(EVENTS)} events "
+        f"once on {server}: {len(peers)} processes ({fmt(ONCE)}), {len(EVENTS)} events "
         f"({len(GIVEN_BACK)} given back before), exactly one winner each; wins by language "
         f"{fmt(by_lang)}; {elapsed:.1f} s"
     )
@@ -232,34 +230,30 @@ def run_once(server: str, endpoint: str) -> None:
 
 def run_cas(server: str, endpoint: str, spec: dict[str, tuple[int, int]]) -> None:
     table = new_table(endpoint)
-    env = env_for(endpoint, table)
     store = ddblock.Store(table, prefix=PREFIX, endpoint_url=endpoint)
     store.put("counter", 0, ttl=600)
-    base = commands()
-    procs: list[Worker | PhpWorker] = []
-    for lang, (count, n) in spec.items():
-        for _ in range(count):
-            if lang == "php":
-                cmds = [{"op": "increment", "key": "counter", "by": 1}] * n
-                procs.append(PhpWorker(endpoint, table, cmds))
-            else:
-                procs.append(Worker(lang, [*base[lang], "cas", "counter", str(n)], env))
-    started = time.monotonic()
-    for p in procs:
-        p.go()
+    turns = {lang: n for lang, (_, n) in spec.items()}
+    with peers_of({k: c for k, (c, _) in spec.items()}, env_for(endpoint, table)) as peers:
+        requests = [
+            [{"op": "increment", "key": "counter", "by": 1}] * turns[p.lang]
+            if p.lang == "php"  # Laravel's atomic Cache::increment
+            else [{"op": "cas", "key": "counter", "n": turns[p.lang]}]
+            for p in peers
+        ]
+        started = time.monotonic()
+        answers = work(peers, requests)
+        elapsed = time.monotonic() - started
     conflicts: dict[str, int] = {}
-    for p in procs:
-        if isinstance(p, PhpWorker):
-            assert all(isinstance(a["result"], int) for a in p.result())
+    for p, got in zip(peers, answers):
+        if p.lang == "php":
+            assert all(isinstance(a["result"], int) for a in got)
         else:
-            r = p.result()
-            conflicts[p.lang] = conflicts.get(p.lang, 0) + r["conflicts"]
-    elapsed = time.monotonic() - started
+            conflicts[p.lang] = conflicts.get(p.lang, 0) + got[0]["conflicts"]
     total = sum(count * n for count, n in spec.values())
     final = store.get("counter", consistent=True)
     assert final == total, f"lost updates: the counter is {final}, {total} increments were made"
     print(
-        f"cas on {server}: {len(procs)} processes ({fmt({k: c for k, (c, _) in spec.items()})}), "
+        f"cas on {server}: {len(peers)} processes ({fmt({k: c for k, (c, _) in spec.items()})}), "
         f"{total} increments, counter = {final} (none lost); conflicts retried by language "
         f"{fmt(conflicts)}; {elapsed:.1f} s"
     )
@@ -273,58 +267,63 @@ def new_bucket(endpoint: str) -> str:
 
 def run_s3_lock(server: str, endpoint: str, release: str) -> None:
     bucket = new_bucket(endpoint)
+    table = new_table(endpoint)
     env = {
-        **env_for(endpoint, new_table(endpoint)),
+        **env_for(endpoint, table),
         "DDBLOCK_BACKEND": "s3",
         "DDBLOCK_S3_BUCKET": bucket,
         "DDBLOCK_S3_RELEASE": release,
+        # The takeover race below needs expired locks taken at once (also the default).
+        "DDB_MARGIN": "0",
+        "DDBLOCK_CLOCK_SKEW_MARGIN": "0",
     }
     scratch = Path(os.environ.get("TMPDIR", "/tmp")) / f"ddblock-s3-lock-{secrets.token_hex(4)}"
     scratch.mkdir()
     counter, log = scratch / "counter", scratch / "log"
     counter.write_text("0")
     log.write_text("")
-    base = commands()
-    procs = [
-        Worker(lang, [*base[lang], "lock", "shared", str(counter), str(log), str(n)], env)
-        for lang, (count, n) in S3_LOCK.items()
-        for _ in range(count)
-    ]
-    started = time.monotonic()
-    for p in procs:
-        p.go()
-    for p in procs:
-        p.result()
-    elapsed = time.monotonic() - started
-    total = sum(count * n for count, n in S3_LOCK.values())
-    value = int(counter.read_text())
-    assert value == total, f"lost updates under the lock: the counter is {value}, not {total}"
-    held = sorted(
-        (int(start), int(end), int(fence), lang)
-        for lang, fence, start, end in (line.split() for line in log.read_text().splitlines())
-    )
-    assert len(held) == total, f"{len(held)} turns recorded, {total} made"
-    down = 0
-    for (s0, e0, f0, l0), (s1, e1, f1, l1) in itertools.pairwise(held):
-        assert e0 <= s1, f"two holders at once: {l0} {s0}..{e0} and {l1} {s1}..{e1}"
-        if f1 <= f0:
-            assert release == "delete", f"the fence went from {f0} ({l0}) to {f1} ({l1})"
-            down += 1
-    by_lang = {lang: sum(1 for h in held if h[3] == lang) for lang in S3_LOCK}
-    fences = "fences grow" if release == "overwrite" else f"{down} fences below the one before"
-    print(
-        f"s3 lock ({release} release) on {server}: {len(procs)} processes "
-        f"({fmt({k: c for k, (c, _) in S3_LOCK.items()})}), {total} turns under one lock, "
-        f"counter = {value} (none lost), no two intervals overlap, {fences}; turns by "
-        f"language {fmt(by_lang)}; {elapsed:.1f} s"
-    )
-    if release == "overwrite":
-        return
+    turns = {lang: n for lang, (_, n) in S3_LOCK.items()}
+    with peers_of({k: c for k, (c, _) in S3_LOCK.items()}, env) as peers:
+        request = {"op": "lock.counter", "name": "shared", "counter": str(counter), "log": str(log)}
+        started = time.monotonic()
+        work(peers, [[{**request, "n": turns[p.lang]}] for p in peers])
+        elapsed = time.monotonic() - started
+        total = sum(count * n for count, n in S3_LOCK.values())
+        value = int(counter.read_text())
+        assert value == total, f"lost updates under the lock: the counter is {value}, not {total}"
+        held = sorted(
+            (int(start), int(end), int(fence), lang)
+            for lang, fence, start, end in (line.split() for line in log.read_text().splitlines())
+        )
+        assert len(held) == total, f"{len(held)} turns recorded, {total} made"
+        down = 0
+        for (s0, e0, f0, l0), (s1, e1, f1, l1) in itertools.pairwise(held):
+            assert e0 <= s1, f"two holders at once: {l0} {s0}..{e0} and {l1} {s1}..{e1}"
+            if f1 <= f0:
+                assert release == "delete", f"the fence went from {f0} ({l0}) to {f1} ({l1})"
+                down += 1
+        by_lang = {lang: sum(1 for h in held if h[3] == lang) for lang in S3_LOCK}
+        fences = "fences grow" if release == "overwrite" else f"{down} fences below the one before"
+        print(
+            f"s3 lock ({release} release) on {server}: {len(peers)} processes "
+            f"({fmt({k: c for k, (c, _) in S3_LOCK.items()})}), {total} turns under one lock, "
+            f"counter = {value} (none lost), no two intervals overlap, {fences}; turns by "
+            f"language {fmt(by_lang)}; {elapsed:.1f} s"
+        )
+        if release == "delete":
+            run_takeover(server, endpoint, table, bucket, peers)
 
-    # The takeover race: locks left to expire by a holder that never came back.
-    env["DDBLOCK_CLOCK_SKEW_MARGIN"] = "0"
+
+def run_takeover(server: str, endpoint: str, table: str, bucket: str, peers: list[Peer]) -> None:
+    """The takeover race: locks left to expire by a holder that never came back."""
     store = ddblock.Store(
-        endpoint_url=endpoint, prefix=PREFIX, backend="s3", bucket=bucket, clock_skew_margin=0
+        table,
+        endpoint_url=endpoint,
+        prefix=PREFIX,
+        layout="laravel12",
+        backend="s3",
+        bucket=bucket,
+        clock_skew_margin=0,
     )
     old: dict[str, int] = {}
     for name in TAKEOVERS:
@@ -334,23 +333,24 @@ def run_s3_lock(server: str, endpoint: str, release: str) -> None:
         old[name] = lock.fence
     # Each expires at (the second of its acquire) + 1; a takeover needs expires_at < now.
     expired_from = int(time.time()) + 2.05
-    procs = [
-        Worker(lang, [*base[lang], "takeover", *rotated(TAKEOVERS, i)], env)
-        for i, lang in enumerate(lang for lang, (count, _) in S3_LOCK.items() for _ in range(count))
-    ]
     while time.time() < expired_from:
         time.sleep(0.05)
-    for p in procs:
-        p.go()
+    answers = work(
+        peers,
+        [
+            [{"op": "takeover", "names": rotated(TAKEOVERS, i), "ttl": 30}]
+            for i in range(len(peers))
+        ],
+    )
     winners: dict[str, list[tuple[str, int]]] = {name: [] for name in TAKEOVERS}
-    for p in procs:
-        for name, fence in p.result()["won"].items():
+    for p, got in zip(peers, answers):
+        for name, fence in got[0]["won"].items():
             winners[name].append((p.lang, fence))
     for name, won in winners.items():
         assert len(won) == 1, f"{name} taken over by {won or 'nobody'}"
         assert won[0][1] == old[name] + 1, f"{name}: fence {won[0][1]} after {old[name]}"
     print(
-        f"s3 takeover race on {server}: {len(procs)} processes, {len(TAKEOVERS)} expired locks, "
+        f"s3 takeover race on {server}: {len(peers)} processes, {len(TAKEOVERS)} expired locks, "
         f"each taken over by exactly one (the old fence + 1); won by "
         f"{fmt({n: w[0][0] for n, w in winners.items()})}"
     )
@@ -361,13 +361,16 @@ def fmt(d: dict[str, Any]) -> str:
 
 
 def env_for(endpoint: str, table: str) -> dict[str, str]:
+    """The peers' environment (PROTOCOL.md): the table, Laravel 12's layout, and the short
+    wait backoff the compare-and-set loops always had (2 to 50 ms)."""
     return {
         **os.environ,
-        "DYNAMODB_ENDPOINT": endpoint,
-        "DYNAMODB_CACHE_TABLE": table,
-        "CACHE_PREFIX": PREFIX,
-        "DDBLOCK_LAYOUT": "laravel12",
-        "DDBLOCK_BIN": str(ROOT / "target/debug/ddblock"),
+        "DDB_ENDPOINT": endpoint,
+        "DDB_TABLE": table,
+        "DDB_PREFIX": PREFIX,
+        "DDB_LAYOUT": "laravel12",
+        "DDB_BACKOFF_MS": "2,50",
+        "DDBLOCK_CLI": os.environ.get("DDBLOCK_CLI") or str(ROOT / "target/debug/ddblock"),
         "AWS_ACCESS_KEY_ID": os.environ.get("AWS_ACCESS_KEY_ID", "test"),
         "AWS_SECRET_ACCESS_KEY": os.environ.get("AWS_SECRET_ACCESS_KEY", "test"),
         "AWS_DEFAULT_REGION": "us-east-1",
@@ -378,12 +381,18 @@ def env_for(endpoint: str, table: str) -> dict[str, str]:
 def main() -> int:
     servers = {"moto": "DDBLOCK_TEST_MOTO", "dynalite": "DDBLOCK_TEST_DYNALITE"}
     wanted = sys.argv[1:] or list(servers)
+    for program in (ROOT / "target/debug/ddblock-peer", ROOT / "target/debug/ddblock"):
+        if not program.exists():
+            raise SystemExit(
+                f"{program} is missing: cargo build -p ddblock-cli -p ddblock-test-support "
+                "--bin ddblock --bin ddblock-peer"
+            )
     for server in wanted:
         endpoint = os.environ.get(servers[server])
         if not endpoint:
             raise SystemExit(
                 f"{servers[server]} is not set: run ./compat-tests/run-tests.sh patterns "
-                "(or compat-tests/servers.sh start; source compat-tests/.run/env)"
+                "(or compat-tests/servers/servers.sh start; source compat-tests/.run/env)"
             )
         run_once(server, endpoint)
         run_cas(server, endpoint, CAS_WITH_CLI)

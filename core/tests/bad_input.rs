@@ -1,19 +1,19 @@
-//! The shared bad-input table (compat-tests/bad-input.json) through the Rust core: each case gets
+//! The shared bad-input table (compat-tests/conformance/bad-input.json) through the Rust core: each case gets
 //! the kind every other front gets too.
 
 mod common;
 
-use common::{client_for, new_table, s, Server};
+use common::{client_for, faulty, new_table, s, Server};
 use ddblock::format::input::ttl_from_f64;
 use std::time::Duration;
 
 use ddblock::{Error, Store, StoreConfig, Wait};
-use ddblock_fault_proxy::{FaultConfig, ProxyConfig};
+use ddblock_fault_proxy::FaultConfig;
 use serde_json::Value;
 
 fn cases() -> Vec<Value> {
     let text = std::fs::read_to_string(
-        ddblock_test_support::repo_root().join("compat-tests/bad-input.json"),
+        ddblock_test_support::repo_root().join("compat-tests/conformance/bad-input.json"),
     )
     .unwrap();
     let v: Value = serde_json::from_str(&text).unwrap();
@@ -94,17 +94,12 @@ async fn run(c: &Value, endpoint: &str, table: &str) -> Result<(), Error> {
         None => endpoint.to_owned(),
         Some("unreachable") => ddblock_test_support::closed_endpoint(),
         Some("throttling") => {
-            let p = ddblock_fault_proxy::start(ProxyConfig {
-                upstream: endpoint.into(),
-                listen: "127.0.0.1:0".into(),
-                faults: FaultConfig {
-                    throttle_rate: 1.0,
-                    ..FaultConfig::default()
-                },
-            })
-            .await
-            .expect("proxy");
-            let url = p.url();
+            let throttle = FaultConfig {
+                throttle_rate: 1.0,
+                ..FaultConfig::default()
+            };
+            let p = faulty(endpoint, throttle).await;
+            let url = p.endpoint.clone();
             _proxy = Some(p);
             url
         }
@@ -305,7 +300,7 @@ async fn every_wait_and_lease_case_has_its_outcome() {
     let direct = Store::with_client(client_for(&endpoint), config(&endpoint));
     let v: Value = serde_json::from_str(
         &std::fs::read_to_string(
-            ddblock_test_support::repo_root().join("compat-tests/bad-input.json"),
+            ddblock_test_support::repo_root().join("compat-tests/conformance/bad-input.json"),
         )
         .unwrap(),
     )
@@ -317,14 +312,8 @@ async fn every_wait_and_lease_case_has_its_outcome() {
             .get("faults")
             .map(|f| serde_json::from_value(f.clone()).expect("the case's faults"))
             .unwrap_or_default();
-        let proxy = ddblock_fault_proxy::start(ProxyConfig {
-            upstream: endpoint.clone(),
-            listen: "127.0.0.1:0".into(),
-            faults: faults.clone(),
-        })
-        .await
-        .expect("proxy");
-        let store = Store::with_client(client_for(&proxy.url()), config(&proxy.url()));
+        let proxy = faulty(&endpoint, faults.clone()).await;
+        let store = Store::with_client(proxy.client(), config(&proxy.endpoint));
         assert_eq!(
             outcome(c, &name, &store, &direct).await,
             expected(c),

@@ -1,11 +1,11 @@
 //! Checks `ddblock::codec` against real PHP 8.2 output recorded in
-//! `compat-tests/fixtures/php-codec.json` (regenerate with
-//! `php compat-tests/php/gen-codec-fixtures.php > compat-tests/fixtures/php-codec.json`).
+//! `compat-tests/conformance/php-codec.json` (regenerate with
+//! `php compat-tests/conformance/gen-codec-fixtures.php > compat-tests/conformance/php-codec.json`).
 
 use ddblock::codec::{self, numeric, StoredValue};
 use serde_json::Value;
 
-const FIXTURE: &str = include_str!("../../compat-tests/fixtures/php-codec.json");
+const FIXTURE: &str = include_str!("../../compat-tests/conformance/php-codec.json");
 
 /// Values Laravel would send as `N` but DynamoDB rejects, so
 /// `encode_stored` must refuse them: INF/NAN, numeric strings with

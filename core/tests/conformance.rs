@@ -17,19 +17,17 @@ use std::time::Duration;
 
 use aws_sdk_dynamodb::config::interceptors::BeforeTransmitInterceptorContextRef;
 use aws_sdk_dynamodb::config::retry::RetryConfig;
-use aws_sdk_dynamodb::config::{
-    BehaviorVersion, ConfigBag, Credentials, Intercept, Region, RuntimeComponents,
-};
+use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
 use aws_sdk_dynamodb::error::BoxError;
-use aws_sdk_dynamodb::types::{
-    AttributeDefinition, AttributeValue, BillingMode, KeySchemaElement, KeyType,
-    ScalarAttributeType, TableStatus,
-};
+use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_dynamodb::Client;
 use ddblock::{
     AcquireOutcome, Clock, Error, ErrorKind, Holder, KeyLayout, ReleaseOutcome, Store, StoreConfig,
 };
-use ddblock_fault_proxy::{FaultConfig, ProxyConfig, ProxyHandle};
+use ddblock_fault_proxy::FaultConfig;
+use ddblock_test_support::faulty::{faulty, FaultyServer};
+use ddblock_test_support::sdk::client_config;
+use ddblock_test_support::{new_table, Server as LocalServer};
 use serde_json::{json, Value};
 
 /// The vectors' table name; each run works on a fresh table and writes this name back into the
@@ -91,13 +89,8 @@ impl Clock for FixedClock {
 }
 
 fn client(endpoint: &str, recorder: Option<Recorder>) -> Client {
-    let mut conf = aws_sdk_dynamodb::Config::builder()
-        .behavior_version(BehaviorVersion::latest())
-        .region(Region::new("us-east-1"))
-        .credentials_provider(Credentials::new("test", "test", None, None, "conformance"))
-        // The vectors list the requests of the protocol; the SDK's own retries would repeat them.
-        .retry_config(RetryConfig::disabled())
-        .endpoint_url(endpoint);
+    // The vectors list the requests of the protocol; the SDK's own retries would repeat them.
+    let mut conf = client_config(endpoint).retry_config(RetryConfig::disabled());
     if let Some(r) = recorder {
         conf = conf.interceptor(r);
     }
@@ -215,18 +208,15 @@ struct Server {
     recording: Client,
     /// The fault proxy in front of the server and a recording client through it (cases with
     /// `faults`), started on first use.
-    faulty: Option<(ProxyHandle, Client)>,
+    faulty: Option<(FaultyServer, Client)>,
     /// Table per key attribute name.
     tables: HashMap<String, String>,
 }
 
 impl Server {
-    fn new(var: &str, returns_all_old: bool) -> Server {
-        let endpoint = std::env::var(var).unwrap_or_else(|_| {
-            panic!(
-                "{var} is not set: run ./compat-tests/run-tests.sh, which starts the local servers"
-            )
-        });
+    fn new(server: LocalServer) -> Server {
+        let endpoint = server.endpoint();
+        let returns_all_old = server == LocalServer::Moto;
         let recorder = Recorder::default();
         Server {
             plain: client(&endpoint, None),
@@ -245,14 +235,8 @@ impl Server {
     /// faults of an operation's next requests, in order (the proxy's `FaultConfig::sequence`).
     async fn faulty_client(&mut self, faults: &Value) -> Client {
         if self.faulty.is_none() {
-            let proxy = ddblock_fault_proxy::start(ProxyConfig {
-                upstream: self.endpoint.clone(),
-                listen: "127.0.0.1:0".into(),
-                faults: FaultConfig::default(),
-            })
-            .await
-            .expect("fault proxy");
-            let client = client(&proxy.url(), Some(self.recorder.clone()));
+            let proxy = faulty(&self.endpoint, FaultConfig::default()).await;
+            let client = client(&proxy.endpoint, Some(self.recorder.clone()));
             self.faulty = Some((proxy, client));
         }
         let (proxy, client) = self.faulty.as_ref().expect("started");
@@ -290,53 +274,7 @@ impl Server {
         if let Some(t) = self.tables.get(key_attribute) {
             return t.clone();
         }
-        let name = format!(
-            "conformance_{}_{}_{key_attribute}",
-            std::process::id(),
-            ddblock::lock::random_owner().to_lowercase()
-        );
-        self.plain
-            .create_table()
-            .table_name(&name)
-            .billing_mode(BillingMode::PayPerRequest)
-            .attribute_definitions(
-                AttributeDefinition::builder()
-                    .attribute_name(key_attribute)
-                    .attribute_type(ScalarAttributeType::S)
-                    .build()
-                    .expect("attribute definition"),
-            )
-            .key_schema(
-                KeySchemaElement::builder()
-                    .attribute_name(key_attribute)
-                    .key_type(KeyType::Hash)
-                    .build()
-                    .expect("key schema"),
-            )
-            .send()
-            .await
-            .unwrap_or_else(|e| panic!("create table at {}: {e:?}", self.endpoint));
-        // dynalite answers CreateTable before the table takes requests: wait until it is ACTIVE.
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        loop {
-            let status = self
-                .plain
-                .describe_table()
-                .table_name(&name)
-                .send()
-                .await
-                .ok()
-                .and_then(|d| d.table?.table_status);
-            if status == Some(TableStatus::Active) {
-                break;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "table {name} not ACTIVE within 10 s at {}",
-                self.endpoint
-            );
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        }
+        let name = new_table(&self.plain, key_attribute).await;
         self.tables.insert(key_attribute.to_owned(), name.clone());
         name
     }
@@ -515,8 +453,8 @@ impl Server {
     }
 }
 
-async fn run_all(var: &str, returns_all_old: bool) {
-    let mut server = Server::new(var, returns_all_old);
+async fn run_all(local: LocalServer) {
+    let mut server = Server::new(local);
     let mut failures = Vec::new();
     let mut ran = 0;
     let files = vector_files();
@@ -557,17 +495,17 @@ async fn run_all(var: &str, returns_all_old: bool) {
         failures.len(),
         failures.join("\n")
     );
-    println!("{ran} conformance cases match the vectors on {var}");
+    println!("{ran} conformance cases match the vectors on {local}");
 }
 
 #[tokio::test]
 async fn moto_matches_the_vectors() {
-    run_all("DDBLOCK_TEST_MOTO", true).await;
+    run_all(LocalServer::Moto).await;
 }
 
 #[tokio::test]
 async fn dynalite_matches_the_vectors() {
-    run_all("DDBLOCK_TEST_DYNALITE", false).await;
+    run_all(LocalServer::Dynalite).await;
 }
 
 /// The comparison is not vacuous: a request that differs from the vector in one member, or an

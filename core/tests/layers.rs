@@ -2,9 +2,11 @@
 //! request layer touches the AWS SDK, and modules stay small. The map is in CONTRIBUTING.md;
 //! run `cargo test -p ddblock --test layers`.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use ddblock_test_support::house::{
+    crate_paths, module_cycle, rust_code, rust_files, RustFile, MAX_CODE_LINES as MAX_LINES,
+};
 
 /// Each top-level module's layer; a module may use modules of lower layers only (and, within
 /// its own layer, none of its neighbours).
@@ -25,92 +27,14 @@ const LAYERS: &[(&str, u8)] = &[
     ("cas", 8),
 ];
 
-/// Lines of non-test code a module may have.
-const MAX_LINES: usize = 600;
-
-struct File {
-    /// `lock::backend`, `format::codec::read::parser`, `lib`, ...
-    module: Vec<String>,
-    path: PathBuf,
-    text: String,
+/// The core's files, with their module paths.
+fn src() -> Vec<RustFile> {
+    rust_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"))
 }
 
-fn files(dir: &Path, prefix: &[String], out: &mut Vec<File>) {
-    for entry in fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        let name = path.file_stem().unwrap().to_str().unwrap().to_owned();
-        if path.is_dir() {
-            let mut p = prefix.to_vec();
-            p.push(name);
-            files(&path, &p, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            let mut module = prefix.to_vec();
-            if name != "mod" && !(prefix.is_empty() && name == "lib") {
-                module.push(name);
-            }
-            let text = fs::read_to_string(&path).unwrap();
-            out.push(File { module, path, text });
-        }
-    }
-}
-
-fn src() -> Vec<File> {
-    let mut out = Vec::new();
-    files(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
-        &[],
-        &mut out,
-    );
-    out
-}
-
-/// The code of a file without its `#[cfg(test)]` module and comments.
+/// The code of a file without its `#[cfg(test)]` module, blank lines and comments.
 fn code(text: &str) -> String {
-    let text = match text.find("#[cfg(test)]\nmod tests {") {
-        Some(i) => &text[..i],
-        None => text,
-    };
-    text.lines()
-        .filter(|l| !l.trim_start().starts_with("//"))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// Every `crate::a::b` path in `code`, as its first two segments.
-fn crate_paths(code: &str) -> BTreeSet<Vec<String>> {
-    let mut out = BTreeSet::new();
-    for (i, _) in code.match_indices("crate::") {
-        let before = code[..i].chars().last();
-        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$') {
-            continue;
-        }
-        let rest = &code[i + "crate::".len()..];
-        let segs: Vec<String> = rest
-            .split("::")
-            .map(|s| {
-                s.chars()
-                    .take_while(|c| c.is_alphanumeric() || *c == '_')
-                    .collect::<String>()
-            })
-            .take_while(|s| !s.is_empty())
-            .take(2)
-            .collect();
-        if !segs.is_empty() {
-            out.insert(segs);
-        }
-    }
-    // `use crate::{a, b::c}` groups
-    for (i, _) in code.match_indices("use crate::{") {
-        let rest = &code[i + "use crate::{".len()..];
-        let group = &rest[..rest.find("};").unwrap_or(rest.len())];
-        for item in group.split(',') {
-            let head = item.trim().split("::").next().unwrap_or("").trim();
-            if !head.is_empty() {
-                out.insert(vec![head.to_owned()]);
-            }
-        }
-    }
-    out
+    rust_code(text)
 }
 
 fn layer(top: &str) -> Option<u8> {
@@ -155,60 +79,8 @@ fn arrows_point_down_only() {
 
 #[test]
 fn no_module_cycles() {
-    // Nodes: modules two segments deep (`format::codec`, `lock::backend`); an edge a -> b for
-    // each `crate::b` path in a's files, leaving out a module's edges to its own parent or
-    // children (a parent declares its children).
-    let node = |m: &[String]| m.iter().take(2).cloned().collect::<Vec<_>>().join("::");
-    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for f in src() {
-        if f.module.is_empty() {
-            continue;
-        }
-        let from = node(&f.module);
-        for p in crate_paths(&code(&f.text)) {
-            let to = p.join("::");
-            let related = to == from
-                || from.starts_with(&format!("{to}::"))
-                || to.starts_with(&format!("{from}::"));
-            if !related {
-                edges.entry(from.clone()).or_default().insert(to);
-            }
-        }
-    }
-    // Depth-first search for a back edge.
-    fn visit(
-        n: &str,
-        edges: &BTreeMap<String, BTreeSet<String>>,
-        state: &mut BTreeMap<String, u8>,
-        stack: &mut Vec<String>,
-    ) -> Option<Vec<String>> {
-        match state.get(n) {
-            Some(1) => {
-                let start = stack.iter().position(|s| s == n).unwrap();
-                let mut cycle = stack[start..].to_vec();
-                cycle.push(n.to_owned());
-                return Some(cycle);
-            }
-            Some(_) => return None,
-            None => {}
-        }
-        state.insert(n.to_owned(), 1);
-        stack.push(n.to_owned());
-        for m in edges.get(n).into_iter().flatten() {
-            // An edge to `a` also reaches `a`'s children's shared items through `a::mod`.
-            if let Some(c) = visit(m, edges, state, stack) {
-                return Some(c);
-            }
-        }
-        stack.pop();
-        state.insert(n.to_owned(), 2);
-        None
-    }
-    let mut state = BTreeMap::new();
-    for n in edges.keys() {
-        if let Some(cycle) = visit(n, &edges, &mut state, &mut Vec::new()) {
-            panic!("module cycle: {}", cycle.join(" -> "));
-        }
+    if let Some(cycle) = module_cycle(&src()) {
+        panic!("module cycle: {}", cycle.join(" -> "));
     }
 }
 

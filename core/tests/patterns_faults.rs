@@ -6,11 +6,12 @@
 
 mod common;
 
-use common::{new_table, on_servers, Server};
-use ddblock::{CasOutcome, ClaimOutcome, ErrorKind, OnceState, PhpValue, Store, StoreConfig};
+use common::{on_servers, FaultyServer, FaultyTable, Server};
+use ddblock::{
+    CasOutcome, ClaimOutcome, ErrorKind, OnceState, PhpValue, Store, StoreConfigBuilder,
+};
 use ddblock_fault_proxy::{
-    FaultConfig, ProxyConfig, ProxyHandle, Stats, DROPPED, FORWARDED_ERROR_PREFIX, FORWARDED_OK,
-    THROTTLED,
+    FaultConfig, Stats, DROPPED, FORWARDED_ERROR_PREFIX, FORWARDED_OK, THROTTLED,
 };
 
 /// A seed whose first drop decision (rate 0.5) drops and whose second forwards.
@@ -31,7 +32,7 @@ fn ccf() -> String {
 }
 
 struct Faulty {
-    proxy: ProxyHandle,
+    proxy: FaultyServer,
     /// Through the proxy.
     store: Store,
     /// Straight to the server.
@@ -40,28 +41,12 @@ struct Faulty {
 
 impl Faulty {
     async fn new(server: Server) -> Faulty {
-        let up = server.endpoint();
-        let table = new_table(&common::client_for(&up), "key").await;
-        let proxy = ddblock_fault_proxy::start(ProxyConfig {
-            upstream: up.clone(),
-            listen: "127.0.0.1:0".into(),
-            faults: FaultConfig::default(),
-        })
-        .await
-        .unwrap();
-        let cfg = |endpoint: String| {
-            StoreConfig::builder()
-                .table(&table)
-                .endpoint(endpoint)
-                .prefix("app_")
-                .max_attempts(3)
-                .build()
-                .unwrap()
-        };
+        let f = FaultyTable::new(server).await;
+        let cfg = |b: StoreConfigBuilder| b.prefix("app_").max_attempts(3).build().unwrap();
         Faulty {
-            store: Store::connect(cfg(proxy.url())).await.unwrap(),
-            direct: Store::connect(cfg(up)).await.unwrap(),
-            proxy,
+            store: Store::connect(cfg(f.through())).await.unwrap(),
+            direct: Store::connect(cfg(f.direct())).await.unwrap(),
+            proxy: f.proxy,
         }
     }
 
@@ -71,8 +56,7 @@ impl Faulty {
         faults: FaultConfig,
         f: impl std::future::Future<Output = T>,
     ) -> (T, Stats) {
-        self.proxy.set_config(faults).unwrap();
-        self.proxy.reset();
+        self.proxy.set_faults(faults);
         let out = f.await;
         let stats = self.proxy.stats();
         self.proxy.set_config(FaultConfig::default()).unwrap();

@@ -7,35 +7,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use aws_sdk_s3::config::{BehaviorVersion, Credentials, Region};
 use ddblock::{
     AcquireOutcome, Backoff, Clock, ErrorKind, LockBackendKind, ReleaseOutcome, Store, StoreConfig,
 };
-use ddblock_test_support::{unique, ManualClock, Server};
+use ddblock_test_support::{new_bucket, s3_client_for, ManualClock, Server};
 use serde_json::Value;
-
-fn s3_client() -> aws_sdk_s3::Client {
-    let conf = aws_sdk_s3::Config::builder()
-        .behavior_version(BehaviorVersion::latest())
-        .region(Region::new("us-east-1"))
-        .credentials_provider(Credentials::new("test", "test", None, None, "tests"))
-        .endpoint_url(Server::Moto.endpoint())
-        .force_path_style(true)
-        .build();
-    aws_sdk_s3::Client::from_conf(conf)
-}
-
-/// A fresh bucket on moto.
-async fn bucket() -> String {
-    let name = unique("locks-").replace('_', "-");
-    s3_client()
-        .create_bucket()
-        .bucket(&name)
-        .send()
-        .await
-        .unwrap();
-    name
-}
 
 struct S3Env {
     bucket: String,
@@ -45,7 +21,7 @@ struct S3Env {
 impl S3Env {
     async fn new() -> S3Env {
         S3Env {
-            bucket: bucket().await,
+            bucket: new_bucket(&Server::Moto.endpoint()).await,
             clock: ManualClock::new(),
         }
     }
@@ -72,7 +48,7 @@ impl S3Env {
 
     /// The lock object's JSON, or None.
     async fn object(&self, key: &str) -> Option<Value> {
-        match s3_client()
+        match s3_client_for(&Server::Moto.endpoint())
             .get_object()
             .bucket(&self.bucket)
             .key(key)

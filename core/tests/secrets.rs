@@ -16,11 +16,12 @@ use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{new_table, Server};
-use ddblock::aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
+use common::{FaultyTable, Server};
+use ddblock::aws_sdk_dynamodb::config::Credentials;
 use ddblock::aws_sdk_dynamodb::Client;
-use ddblock::{Store, StoreConfig};
-use ddblock_fault_proxy::{FaultConfig, ProxyConfig};
+use ddblock::Store;
+use ddblock_fault_proxy::FaultConfig;
+use ddblock_test_support::sdk::client_config;
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Metadata, Subscriber};
@@ -71,44 +72,35 @@ impl Subscriber for Capture {
     fn exit(&self, _: &Id) {}
 }
 
+/// An SDK client with a secret worth hunting for in the logs.
 fn client(endpoint: &str) -> Client {
-    let conf = ddblock::aws_sdk_dynamodb::Config::builder()
-        .behavior_version(BehaviorVersion::latest())
-        .region(Region::new("us-east-1"))
-        .credentials_provider(Credentials::new(
-            "AKIDDDBLOCKTEST",
-            SECRET,
-            Some(format!("session-{SECRET}")),
-            None,
-            "secrets-test",
-        ))
-        .endpoint_url(endpoint)
-        .build();
-    Client::from_conf(conf)
+    let credentials = Credentials::new(
+        "AKIDDDBLOCKTEST",
+        SECRET,
+        Some(format!("session-{SECRET}")),
+        None,
+        "secrets-test",
+    );
+    Client::from_conf(
+        client_config(endpoint)
+            .credentials_provider(credentials)
+            .build(),
+    )
 }
 
 #[tokio::test]
 async fn credentials_and_owner_tokens_never_reach_logs_or_errors() {
     let capture = Capture::default();
     tracing::subscriber::set_global_default(capture.clone()).expect("one subscriber");
-    let server = Server::Moto;
-    let table = new_table(&common::client_for(&server.endpoint()), "key").await;
-    let proxy = ddblock_fault_proxy::start(ProxyConfig {
-        upstream: server.endpoint(),
-        listen: "127.0.0.1:0".into(),
-        faults: FaultConfig::default(),
-    })
-    .await
-    .expect("proxy");
-    let config = StoreConfig::builder()
-        .table(&table)
-        .endpoint(proxy.url())
-        .region("us-east-1")
+    let f = FaultyTable::new(Server::Moto).await;
+    let config = f
+        .through()
         .max_attempts(2)
         .attempt_timeout(Duration::from_millis(400))
         .build()
         .unwrap();
-    let store = Store::with_client(client(&proxy.url()), config);
+    let store = Store::with_client(client(&f.proxy.endpoint), config);
+    let proxy = &f.proxy;
     let owner = format!("own-{OWNER_SECRET_PART}");
     let other = format!("oth-{OWNER_SECRET_PART}");
     let mut shown = String::new();

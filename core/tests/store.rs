@@ -206,6 +206,21 @@ async fn increment_and_decrement_follow_laravel(server: Server) {
     assert_eq!(err.kind(), ErrorKind::Service, "{err}");
 }
 
+/// Laravel sends a fractional amount as it is and casts the new value to int.
+async fn increments_by_fractions_as_laravel(server: Server) {
+    let env = Env::new(server).await;
+    let store = env.store(KeyLayout::Laravel12);
+    store.put("n", &PhpValue::Int(1), 60).await.unwrap();
+    // Laravel sends (string) 1.5 as N and casts the result to int.
+    assert_eq!(store.increment("n", 1.5f64).await.unwrap(), Some(2));
+    assert_eq!(env.raw("app_n").await.unwrap()["value"], n("2.5"));
+    assert_eq!(store.decrement("n", 2).await.unwrap(), Some(0));
+    assert_eq!(
+        store.increment("n", f64::NAN).await.unwrap_err().kind(),
+        ErrorKind::Config
+    );
+}
+
 async fn forever_items_read_live(server: Server) {
     let env = Env::new(server).await;
     let store = env.store(KeyLayout::Laravel12);
@@ -439,6 +454,7 @@ on_servers!(
     get_treats_now_equal_expiry_as_expired,
     add_takes_over_only_after_expiry,
     increment_and_decrement_follow_laravel,
+    increments_by_fractions_as_laravel,
     forever_items_read_live,
     forget_touch_and_flush,
     many_and_put_many_chunk_and_keep_order,
@@ -476,6 +492,36 @@ fn config_from_laravel_env_names() {
     assert_eq!(defaults.key_attribute(), "key");
     let bad = StoreConfig::from_vars(|k| (k == "DDBLOCK_LAYOUT").then(|| "laravel7".to_string()));
     assert_eq!(bad.unwrap_err().kind(), ErrorKind::Config);
+}
+
+/// The configuration rule (docs/configuration.md): an explicit setting, then a Laravel variable,
+/// then Laravel's default.
+#[test]
+fn explicit_settings_win_over_laravel_variables() {
+    let vars = |k: &str| match k {
+        "DYNAMODB_CACHE_TABLE" => Some("from_env".to_owned()),
+        "DYNAMODB_ENDPOINT" => Some("http://127.0.0.1:1".to_owned()),
+        "CACHE_PREFIX" => Some("env_".to_owned()),
+        _ => None,
+    };
+    let c = StoreConfig::from_vars(vars)
+        .unwrap()
+        .table("explicit")
+        .build()
+        .unwrap();
+    assert_eq!(c.table(), "explicit", "an explicit setting wins");
+    assert_eq!(
+        c.endpoint(),
+        Some("http://127.0.0.1:1"),
+        "the variable fills the rest"
+    );
+    assert_eq!(c.prefix(), "env_");
+    let d = StoreConfig::from_vars(|_| None).unwrap().build().unwrap();
+    assert_eq!(
+        (d.table(), d.endpoint()),
+        ("cache", None),
+        "Laravel's defaults last"
+    );
 }
 
 #[test]

@@ -7,9 +7,9 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{client_for, new_table, on_servers, Server};
-use ddblock::{AcquireOutcome, Backoff, Store, StoreConfig};
-use ddblock_fault_proxy::{ProxyConfig, ProxyHandle, Stats};
+use common::{on_servers, FaultyTable, Server};
+use ddblock::{AcquireOutcome, Backoff, Store};
+use ddblock_fault_proxy::Stats;
 
 /// A fixed pause between looks (no jitter), so request counts are predictable.
 const EVERY_100MS: Backoff = Backoff {
@@ -19,53 +19,14 @@ const EVERY_100MS: Backoff = Backoff {
     jitter: 0.0,
 };
 
-struct Setup {
-    proxy: ProxyHandle,
-    table: String,
-    server: Server,
+/// A store through the proxy (its requests are counted).
+fn counted(f: &FaultyTable, backoff: Backoff) -> Store {
+    Store::new(f.through().backoff(backoff).build().unwrap())
 }
 
-impl Setup {
-    async fn new(server: Server) -> Setup {
-        let table = new_table(&client_for(&server.endpoint()), "key").await;
-        let proxy = ddblock_fault_proxy::start(ProxyConfig {
-            upstream: server.endpoint(),
-            listen: "127.0.0.1:0".into(),
-            faults: Default::default(),
-        })
-        .await
-        .expect("proxy");
-        Setup {
-            proxy,
-            table,
-            server,
-        }
-    }
-
-    /// A store through the proxy (its requests are counted).
-    fn counted(&self, backoff: Backoff) -> Store {
-        Store::new(
-            StoreConfig::builder()
-                .table(&self.table)
-                .endpoint(self.proxy.url())
-                .region("us-east-1")
-                .backoff(backoff)
-                .build()
-                .unwrap(),
-        )
-    }
-
-    /// A store straight to the server: another endpoint, so to the waiters it is another process.
-    fn elsewhere(&self) -> Store {
-        Store::new(
-            StoreConfig::builder()
-                .table(&self.table)
-                .endpoint(self.server.endpoint())
-                .region("us-east-1")
-                .build()
-                .unwrap(),
-        )
-    }
+/// A store straight to the server: another endpoint, so to the waiters it is another process.
+fn elsewhere(f: &FaultyTable) -> Store {
+    Store::new(f.direct().build().unwrap())
 }
 
 fn writes(s: &Stats) -> u64 {
@@ -75,11 +36,11 @@ fn writes(s: &Stats) -> u64 {
 /// The requests `n` waiters of one process send while a lock held elsewhere stays held for
 /// `hold`; then the holder releases and every waiter takes the lock in turn. Each call uses its
 /// own key (a key this process saw held lately is looked at before it is written).
-async fn requests_while_held(f: &Setup, n: usize, hold: Duration) -> (Stats, Duration) {
+async fn requests_while_held(f: &FaultyTable, n: usize, hold: Duration) -> (Stats, Duration) {
     let key = format!("hot-{n}");
-    let holder = f.elsewhere().lock(&key, 30).unwrap();
+    let holder = elsewhere(f).lock(&key, 30).unwrap();
     assert!(holder.acquire().await.unwrap().is_acquired());
-    let store = f.counted(EVERY_100MS);
+    let store = counted(f, EVERY_100MS);
     store.client().await.unwrap();
     f.proxy.reset();
     let mut tasks = Vec::new();
@@ -105,7 +66,10 @@ async fn requests_while_held(f: &Setup, n: usize, hold: Duration) -> (Stats, Dur
 /// one of them watches (one write, then a consistent read per pause), the others queue. The two
 /// runs go side by side (each through its own proxy) so that both see the same machine load.
 async fn local_waiters_share_one_watcher(server: Server) {
-    let (f1, f8) = (Setup::new(server).await, Setup::new(server).await);
+    let (f1, f8) = (
+        FaultyTable::new(server).await,
+        FaultyTable::new(server).await,
+    );
     let hold = Duration::from_millis(1_000);
     let ((one, _), (eight, drained)) = tokio::join!(
         requests_while_held(&f1, 1, hold),
@@ -133,14 +97,14 @@ async fn local_waiters_share_one_watcher(server: Server) {
 /// A waiter whose next look is far away is woken by a release in its own process at once, and
 /// sends no write while a handle of its process holds the lock.
 async fn a_local_release_wakes_the_next_waiter_at_once(server: Server) {
-    let f = Setup::new(server).await;
+    let f = FaultyTable::new(server).await;
     let slow = Backoff {
         initial: Duration::from_secs(5),
         max: Duration::from_secs(5),
         multiplier: 1.0,
         jitter: 0.0,
     };
-    let store = f.counted(slow);
+    let store = counted(&f, slow);
     let holder = store.lock("hot", 30).unwrap();
     assert!(holder.acquire().await.unwrap().is_acquired());
     f.proxy.reset();
@@ -176,10 +140,10 @@ async fn a_local_release_wakes_the_next_waiter_at_once(server: Server) {
 
 /// A remote release is seen by the watcher's next read, and only then does it write.
 async fn a_remote_release_is_seen_by_a_read_then_one_write(server: Server) {
-    let f = Setup::new(server).await;
-    let holder = f.elsewhere().lock("hot", 30).unwrap();
+    let f = FaultyTable::new(server).await;
+    let holder = elsewhere(&f).lock("hot", 30).unwrap();
     assert!(holder.acquire().await.unwrap().is_acquired());
-    let lock = f.counted(EVERY_100MS).lock("hot", 30).unwrap();
+    let lock = counted(&f, EVERY_100MS).lock("hot", 30).unwrap();
     f.proxy.reset();
     let h = holder.clone();
     let releaser = tokio::spawn(async move {

@@ -1,16 +1,41 @@
-//! Output: JSON shapes, times, durations, PHP values, errors, progress.
+//! Output: the exit statuses, JSON shapes, times, durations, PHP values, errors, progress.
 
 use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use clap::ValueEnum;
 use ddblock::time::{relative, utc};
 use ddblock::{
-    redact_owner, Clock, ErrorKind, Holder, PhpKey, PhpValue, ScanProgress, StoredValue,
+    redact_owner, AcquireOutcome, Clock, ErrorKind, Holder, PhpKey, PhpValue, ScanProgress,
+    StoredValue,
 };
 use serde_json::{json, Map, Value};
 
-use crate::{Progress, EXIT_CONFLICT, EXIT_FAILURE, EXIT_HELD, EXIT_LEASE_LOST};
+/// Exit status: success.
+pub const EXIT_OK: i32 = 0;
+/// Exit status: an error, or a release/get that found nothing to act on.
+pub const EXIT_FAILURE: i32 = 1;
+/// Exit status: bad command line (as clap's own usage errors).
+pub const EXIT_USAGE: i32 = 2;
+/// Exit status: a compare-and-set found the entry changed (`put --if-version`), or a once-claim
+/// was lost before it was marked done.
+pub const EXIT_CONFLICT: i32 = 3;
+/// Exit status: the lock is held by someone else (EX_TEMPFAIL); a once event in progress elsewhere.
+pub const EXIT_HELD: i32 = 75;
+/// Exit status: `run --heartbeat` lost the lease while CMD ran (CMD was stopped, by default).
+pub const EXIT_LEASE_LOST: i32 = 76;
+
+/// When to show scan progress.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Progress {
+    /// When stderr is a terminal and --json is off.
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
 
 /// Prints one JSON value on a line of stdout.
 pub fn print_json(v: &Value) {
@@ -94,6 +119,41 @@ pub fn holder_text(h: &Holder) -> String {
         redact_owner(h.owner.as_deref()),
         until(h.expires_at)
     )
+}
+
+/// The JSON of an acquire attempt (also printed by `run --json` when the lock is held).
+pub fn acquire_json(lock: &ddblock::Lock, outcome: &AcquireOutcome) -> Value {
+    match outcome {
+        AcquireOutcome::Acquired {
+            expires_at,
+            recovered,
+            fence,
+        } => json!({
+            "acquired": true,
+            "name": lock.name(),
+            "key": lock.key(),
+            "owner": owner_json(Some(lock.stored_owner()), Some(lock.owner())),
+            "expires_at": expires_at,
+            "recovered": recovered,
+            "fence": fence,
+            "holder": null,
+        }),
+        AcquireOutcome::Held(h) => json!({
+            "acquired": false,
+            "name": lock.name(),
+            "key": lock.key(),
+            "owner": owner_json(Some(lock.stored_owner()), Some(lock.owner())),
+            "expires_at": null,
+            "recovered": false,
+            "fence": null,
+            "holder": holder_json(h),
+        }),
+    }
+}
+
+/// "lock `NAME` is held by owner "abcd…" (16 chars) until ... (in 25s)".
+pub fn held_message(name: &str, h: &Holder) -> String {
+    format!("lock `{name}` is held by {}", holder_text(h))
 }
 
 /// "until 2026-11-22 02:30:00 UTC (in 25s)", or "without expiry".
@@ -180,6 +240,15 @@ pub fn php_text(v: &PhpValue) -> String {
     match v {
         PhpValue::String(b) => String::from_utf8_lossy(b).into_owned(),
         other => php_to_json(other).to_string(),
+    }
+}
+
+/// `1 item`, `2 items`.
+pub fn plural(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
     }
 }
 

@@ -7,72 +7,69 @@
 //! second time. A signal while waiting for the lock stops waiting (exit 128+N).
 //!
 //! The end of the lease is the core's (`Held::finish`): a lease lost under `--heartbeat` (a
-//! refresh found the lock no longer ours, or CMD outlasted the lease) stops CMD by default: SIGTERM to CMD, as a forwarded signal is sent
-//! (CMD shares ddblock's process group so that the terminal's ^C reaches it, so the group itself
-//! is not signalled), SIGKILL after `--kill-after`, then exit 76. `--on-lease-lost warn` only
-//! says so on stderr.
+//! refresh found the lock no longer ours, or CMD outlasted the lease) stops CMD by default:
+//! SIGTERM to CMD, as a forwarded signal is sent (CMD shares ddblock's process group so that the
+//! terminal's ^C reaches it, so the group itself is not signalled), SIGKILL after `--kill-after`,
+//! then exit 76. `--on-lease-lost warn` only says so on stderr. The child process itself is
+//! `child.rs`'s.
 
-use std::os::unix::process::ExitStatusExt;
+use std::ffi::OsString;
+use std::time::Duration;
 
-use ddblock::{AcquireOutcome, Store, Wait};
-use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-use signal_hook::iterator::exfiltrator::WithOrigin;
-use signal_hook::iterator::SignalsInfo;
-use signal_hook::low_level::siginfo::Cause;
-use tokio::sync::mpsc;
+use clap::{Args, ValueEnum};
+use ddblock::format::input::ttl_from_str;
+use ddblock::{AcquireOutcome, Store};
 
-use crate::cmd::{acquire_json, held_message};
-use crate::out::{self, print_json};
-use crate::{Global, OnLeaseLost, RunArgs, EXIT_FAILURE, EXIT_HELD, EXIT_LEASE_LOST};
+use crate::child::{self, command_text};
+use crate::global::{parse_secs, Global, WaitArg};
+use crate::out::{acquire_json, held_message, print_json, EXIT_HELD, EXIT_LEASE_LOST};
 
-/// A signal for ddblock, and whether to pass it on (false: the terminal already sent it to CMD).
-pub(crate) struct Signal {
-    pub(crate) number: i32,
-    pub(crate) forward: bool,
+/// `run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Lock name (as given to Laravel's Cache::lock)
+    pub name: String,
+    /// Lock ttl in whole seconds (0 means Laravel's default of 86400)
+    #[arg(long, value_name = "SECS", allow_negative_numbers = true)]
+    pub ttl: String,
+    #[command(flatten)]
+    pub wait: WaitArg,
+    /// Refresh the lock every ttl/3 (--heartbeat-interval) while CMD runs; if the lease is lost, stop CMD and exit 76
+    #[arg(long)]
+    pub heartbeat: bool,
+    /// What a lost lease does under --heartbeat: stop (SIGTERM to CMD, SIGKILL after --kill-after; exit 76) or warn (a line on stderr; CMD keeps running, exit with its status)
+    #[arg(
+        long,
+        value_name = "WHAT",
+        default_value = "stop",
+        requires = "heartbeat"
+    )]
+    pub on_lease_lost: OnLeaseLost,
+    /// Seconds between the SIGTERM and the SIGKILL that stop CMD after a lost lease
+    #[arg(long, value_name = "SECS", default_value = "5", value_parser = parse_secs, allow_negative_numbers = true)]
+    pub kill_after: Duration,
+    /// The command and its arguments (use -- before a command starting with -)
+    #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]
+    pub command: Vec<OsString>,
 }
 
-/// Catches SIGINT/SIGTERM/SIGHUP from now on (their default action, dying, would leave the lock
-/// held until its ttl) and delivers them on a channel.
-pub(crate) fn catch_signals() -> std::io::Result<mpsc::UnboundedReceiver<Signal>> {
-    let mut signals = SignalsInfo::<WithOrigin>::new([SIGINT, SIGTERM, SIGHUP])?;
-    let (tx, rx) = mpsc::unbounded_channel();
-    std::thread::Builder::new()
-        .name("ddblock-signals".into())
-        .spawn(move || {
-            for origin in signals.forever() {
-                let sig = Signal {
-                    number: origin.signal,
-                    forward: !matches!(origin.cause, Cause::Kernel),
-                };
-                if tx.send(sig).is_err() {
-                    break;
-                }
-            }
-        })?;
-    Ok(rx)
-}
-
-fn command_text(a: &RunArgs) -> String {
-    a.command
-        .iter()
-        .map(|s| s.to_string_lossy())
-        .collect::<Vec<_>>()
-        .join(" ")
+/// What `run --heartbeat` does when the lease is lost while CMD runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OnLeaseLost {
+    /// SIGTERM to CMD, SIGKILL after --kill-after, exit 76.
+    Stop,
+    /// One line on stderr; CMD keeps running without the lock; exit with CMD's status.
+    Warn,
 }
 
 /// Runs the command under the lock (the core's `enter`, then `Held::finish`, which decides the
 /// end of the lease); returns the exit status.
 pub async fn run(store: &Store, g: &Global, a: &RunArgs) -> ddblock::Result<i32> {
-    let lock = store.lock(&a.name, ddblock::format::input::ttl_from_str(&a.ttl)?)?;
-    let wait = Wait::parse(&a.wait)?;
-    let mut signals = match catch_signals() {
+    let lock = store.lock(&a.name, ttl_from_str(&a.ttl)?)?;
+    let wait = a.wait.parse()?;
+    let mut signals = match child::signals(g.json) {
         Ok(rx) => rx,
-        Err(e) => {
-            return Ok(out::fail(
-                &format!("cannot install signal handlers: {e}"),
-                g.json,
-            ))
-        }
+        Err(code) => return Ok(code),
     };
 
     let entered = tokio::select! {
@@ -96,7 +93,7 @@ pub async fn run(store: &Store, g: &Global, a: &RunArgs) -> ddblock::Result<i32>
             eprintln!(
                 "ddblock: {}; not running {}",
                 held_message(&a.name, &h),
-                command_text(a)
+                command_text(&a.command)
             );
             return Ok(EXIT_HELD);
         }
@@ -104,9 +101,8 @@ pub async fn run(store: &Store, g: &Global, a: &RunArgs) -> ddblock::Result<i32>
     };
     let lock = held.lock();
 
-    let mut command = tokio::process::Command::new(&a.command[0]);
+    let mut command = child::command(&a.command);
     command
-        .args(&a.command[1..])
         .env("DDBLOCK_LOCK_NAME", lock.name())
         .env("DDBLOCK_LOCK_KEY", lock.key())
         .env("DDBLOCK_LOCK_OWNER", lock.owner());
@@ -115,22 +111,14 @@ pub async fn run(store: &Store, g: &Global, a: &RunArgs) -> ddblock::Result<i32>
         Some(f) => command.env("DDBLOCK_FENCE", f.to_string()),
         None => command.env_remove("DDBLOCK_FENCE"),
     };
-    let mut child = match command.spawn() {
+    let mut child = match child::spawn(&mut command) {
         Ok(c) => c,
         Err(e) => {
             finish(held, a, false).await;
-            eprintln!(
-                "ddblock: cannot run `{}`: {e}",
-                a.command[0].to_string_lossy()
-            );
-            return Ok(match e.kind() {
-                std::io::ErrorKind::NotFound => 127,
-                std::io::ErrorKind::PermissionDenied => 126,
-                _ => EXIT_FAILURE,
-            });
+            return Ok(e.report(&a.command[0], ""));
         }
     };
-    let pid = child.id().map(|p| p as libc::pid_t);
+    let pid = child.pid();
     let stop_on_loss = a.on_lease_lost == OnLeaseLost::Stop;
     let mut reported = false;
     let mut kill_at: Option<tokio::time::Instant> = None;
@@ -142,11 +130,7 @@ pub async fn run(store: &Store, g: &Global, a: &RunArgs) -> ddblock::Result<i32>
         loop {
             tokio::select! {
                 st = child.wait() => break st,
-                Some(sig) = signals.recv() => {
-                    if sig.forward {
-                        send(pid, sig.number);
-                    }
-                }
+                Some(sig) = signals.recv() => pid.forward(&sig),
                 reason = &mut lease_lost, if !reported => {
                     if stop_on_loss {
                         eprintln!(
@@ -155,7 +139,7 @@ pub async fn run(store: &Store, g: &Global, a: &RunArgs) -> ddblock::Result<i32>
                             a.name,
                             ddblock::time::human(a.kill_after)
                         );
-                        send(pid, libc::SIGTERM);
+                        pid.send(libc::SIGTERM);
                         kill_at = Some(tokio::time::Instant::now() + a.kill_after);
                     } else {
                         eprintln!(
@@ -166,12 +150,12 @@ pub async fn run(store: &Store, g: &Global, a: &RunArgs) -> ddblock::Result<i32>
                     }
                     reported = true;
                 }
-                () = sleep_until(kill_at), if kill_at.is_some() => {
+                () = child::sleep_until(kill_at), if kill_at.is_some() => {
                     eprintln!(
                         "ddblock: the command did not stop within {} of SIGTERM: SIGKILL",
                         ddblock::time::human(a.kill_after)
                     );
-                    send(pid, libc::SIGKILL);
+                    pid.send(libc::SIGKILL);
                     kill_at = None;
                 }
             }
@@ -182,33 +166,7 @@ pub async fn run(store: &Store, g: &Global, a: &RunArgs) -> ddblock::Result<i32>
         return Ok(EXIT_LEASE_LOST);
     }
 
-    Ok(match status {
-        Ok(st) => st
-            .code()
-            .or_else(|| st.signal().map(|s| 128 + s))
-            .unwrap_or(EXIT_FAILURE),
-        Err(e) => {
-            eprintln!("ddblock: lost track of `{}`: {e}", command_text(a));
-            EXIT_FAILURE
-        }
-    })
-}
-
-/// Sends `signal` to CMD (nothing once CMD is gone: `pid` is `None` only if spawn gave no id).
-fn send(pid: Option<libc::pid_t>, signal: i32) {
-    if let Some(pid) = pid {
-        // SAFETY: kill(2) with a pid we spawned and have not reaped yet: the callers run in the
-        // loop that ends when `child.wait()` returns, which is what reaps it.
-        unsafe { libc::kill(pid, signal) };
-    }
-}
-
-/// Sleeps until `at`; never resolves for `None` (a select branch guarded by `at.is_some()`).
-async fn sleep_until(at: Option<tokio::time::Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
-        None => std::future::pending().await,
-    }
+    Ok(child::exit_code(status, &a.command))
 }
 
 /// Ends the lease after CMD by the core's rule ([`ddblock::Held::finish`]) and says on stderr

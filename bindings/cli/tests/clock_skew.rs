@@ -5,12 +5,12 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command as StdCommand, Stdio};
+use std::process::Command as StdCommand;
 use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use common::{bin, on_servers, root, scratch, unique, Ctx, Server};
+use common::laravel::Php;
+use common::{bin, json_of, on_servers, scratch, unique, Ctx, Server};
 use serde_json::Value;
 
 /// `ddblock ARGS`, under `faketime -f SKEW` when `skew` is given. Monotonic clocks are left alone
@@ -46,13 +46,7 @@ fn try_acquire(
     let out = ddblock(ctx, skew, &args)
         .output()
         .expect("run ddblock (is faketime installed? compat-tests/setup.sh)");
-    let code = out.status.code().expect("exit status");
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "no JSON from ddblock acquire ({e}); stderr: {}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
+    let (code, v) = json_of(&out, "ddblock acquire");
     match code {
         0 => Some(v["expires_at"].as_i64().expect("expires_at")),
         75 => None,
@@ -153,42 +147,17 @@ fn without_the_margin_a_fast_clock_takes_over_early(server: Server) {
 /// over early. What ddblock's margin cannot fix on a shared table (docs/semantics.md).
 fn stock_laravel_two_seconds_ahead_takes_over_early(server: Server) {
     let ctx = Ctx::new(server);
-    let mut php = StdCommand::new("faketime")
-        .args(["-f", "+2s", "php"])
-        .arg(root().join("compat-tests/php/harness.php"))
-        .env("DONT_FAKE_MONOTONIC", "1")
-        .env("DDB_ENDPOINT", &ctx.endpoint)
-        .env("DDB_TABLE", &ctx.table)
-        .env("DDB_LAYOUT", "laravel12")
-        .env("DDB_PREFIX", "app_")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("faketime php compat-tests/php/harness.php");
-    let mut stdin = php.stdin.take().unwrap();
-    let mut stdout = BufReader::new(php.stdout.take().unwrap());
-    let mut call = |cmd: Value| -> Value {
-        writeln!(stdin, "{cmd}").unwrap();
-        let mut line = String::new();
-        stdout.read_line(&mut line).unwrap();
-        let v: Value = serde_json::from_str(&line).unwrap();
-        assert_eq!(v["ok"], true, "{v}");
-        v
-    };
+    let mut php = Php::start_skewed(&ctx, "laravel12", "app_", Some("+2s"));
     let host = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()
         .as_secs_f64();
-    let php_now = call(serde_json::json!({"op": "now"}))["now"]
+    let php_now = php.call(serde_json::json!({"op": "now"}))["now"]
         .as_f64()
         .unwrap();
     assert!(php_now - host >= 1.0, "faketime did not skew PHP's clock");
-    let took = early_takeover(&ctx, 0, 2, |name| {
-        call(serde_json::json!({"op": "lock.acquire", "name": name, "ttl": TTL}))["acquired"]
-            == true
-    });
-    drop(stdin);
-    let _ = php.wait();
+    let took = early_takeover(&ctx, 0, 2, |name| php.acquire(name, i64::from(TTL), None).0);
+    drop(php);
     assert!(
         took,
         "stock Laravel two seconds ahead did not take the lock over early"
@@ -270,13 +239,7 @@ fn doctor(ctx: &Ctx, skew: Option<&str>, margin: Option<&str>) -> (i32, Value) {
     let out = ddblock(ctx, skew, &args)
         .output()
         .expect("run ddblock doctor");
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "no JSON from ddblock doctor ({e}); stderr: {}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    (out.status.code().expect("exit status"), v)
+    json_of(&out, "ddblock doctor")
 }
 
 fn clock_check(report: &Value) -> (&str, &str) {

@@ -1,91 +1,12 @@
 //! The `ddblock` binary next to real Laravel: locks taken by Laravel 8.83's unmodified
-//! `DynamoDbLock` (driven through compat-tests/php/harness.php) show up in `status`, `list` and
+//! `DynamoDbLock` (driven through compat-tests/laravel/harness.php) show up in `status`, `list` and
 //! `doctor`, block `run`, and are released by `release --owner`; and the other way round.
 
 mod common;
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-
-use base64::Engine;
+use common::laravel::Php;
 use common::{on_servers, Ctx, Server};
-use serde_json::{json, Value};
-
-/// One `php harness.php` command loop.
-struct Php {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-}
-
-impl Php {
-    fn start(ctx: &Ctx, layout: &str, prefix: &str) -> Php {
-        let harness = common::root().join("compat-tests/php/harness.php");
-        let mut child = Command::new("php")
-            .arg(&harness)
-            .env("DDB_ENDPOINT", &ctx.endpoint)
-            .env("DDB_TABLE", &ctx.table)
-            .env("DDB_LAYOUT", layout)
-            .env("DDB_PREFIX", prefix)
-            .env("AWS_ACCESS_KEY_ID", "test")
-            .env("AWS_SECRET_ACCESS_KEY", "test")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap_or_else(|e| {
-                panic!("cannot start `php {}` ({e}): run ./compat-tests/setup.sh (or run-tests.sh), which installs PHP and Laravel's cache component", harness.display())
-            });
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        Php {
-            child,
-            stdin,
-            stdout,
-        }
-    }
-
-    fn call(&mut self, cmd: Value) -> Value {
-        writeln!(self.stdin, "{cmd}").unwrap();
-        self.stdin.flush().unwrap();
-        let mut line = String::new();
-        self.stdout.read_line(&mut line).unwrap();
-        let v: Value = serde_json::from_str(&line)
-            .unwrap_or_else(|e| panic!("harness answered {line:?} to {cmd} ({e})"));
-        assert_eq!(v["ok"], true, "harness failed {cmd}: {v}");
-        v
-    }
-
-    fn acquire(&mut self, name: &str, ttl: i64, owner: Option<&str>) -> (bool, Value) {
-        let mut cmd = json!({"op": "lock.acquire", "name": name, "ttl": ttl});
-        if let Some(o) = owner {
-            cmd["owner"] = json!(o);
-        }
-        let v = self.call(cmd);
-        (v["acquired"] == true, v["owner"].clone())
-    }
-
-    /// Laravel's `get()` of `key`, as PHP `serialize()` text.
-    fn get(&mut self, key: &str) -> String {
-        let v = self.call(json!({"op": "get", "key": key}));
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(v["value"].as_str().unwrap())
-            .unwrap();
-        String::from_utf8(bytes).unwrap()
-    }
-
-    fn put(&mut self, key: &str, serialized: &str, ttl: i64) {
-        let v = base64::engine::general_purpose::STANDARD.encode(serialized);
-        self.call(json!({"op": "put", "key": key, "v": v, "ttl": ttl}));
-    }
-}
-
-impl Drop for Php {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use serde_json::json;
 
 fn laravel8_lock_is_seen_and_released_by_owner(server: Server) {
     let ctx = Ctx::new(server);

@@ -1,8 +1,6 @@
 //! `--backend s3 --bucket NAME` (and DDBLOCK_BACKEND / DDBLOCK_S3_BUCKET): the lock commands on
 //! moto's S3, with no DynamoDB table at all. dynalite has no S3: these run on moto only.
 
-// The shared helpers; `on_servers` is not used: S3 runs on moto only.
-#[allow(unused_imports)]
 mod common;
 
 use std::fs;

@@ -25,6 +25,14 @@ pub fn code_of(kind: ErrorKind) -> String {
     kind.as_str().to_ascii_uppercase()
 }
 
+/// Every error code, in the core's order (`ErrorKind::ALL`): what `lib.js` exports as `CODES`.
+// (Registered by napi-rs's module init, which a unit-test build leaves out.)
+#[cfg_attr(test, allow(dead_code))]
+#[napi]
+pub fn error_codes() -> Vec<String> {
+    ErrorKind::ALL.iter().map(|k| code_of(*k)).collect()
+}
+
 /// The code of an acquire or wait that the caller's `AbortSignal` cancelled. Not a core kind: a
 /// Rust caller cancels by dropping the future, which is what the binding does on an abort.
 pub const ABORTED: &str = "ABORTED";
@@ -106,6 +114,21 @@ where
     env.spawn_future_with_callback(async move { Ok(fut.await) }, |env, r: Result<T>| {
         r.map_err(|f| f.into_napi(env.raw()))
     })
+}
+
+/// [`promise`] of `op` run on a clone of `core` (a core handle: `Store`, `Lock`, `Once`, ...),
+/// which the future owns.
+pub fn promise_on<'env, C, T, F>(
+    env: &'env Env,
+    core: &C,
+    op: impl FnOnce(C) -> F,
+) -> napi::Result<PromiseRaw<'env, T>>
+where
+    C: Clone,
+    T: ToNapiValue + Send + 'static,
+    F: Future<Output = Result<T>> + Send + 'static,
+{
+    promise(env, op(core.clone()))
 }
 
 /// What a `DdblockError` is built from.
@@ -218,7 +241,7 @@ impl Failure {
             ))?;
             return Ok(out);
         }
-        // Without lib.js (the generated index.js used directly): a plain Error with the data.
+        // Without lib.js (the generated loader, native.js, used directly): a plain Error with the data.
         let mut out = ptr::null_mut();
         check(sys::napi_create_error(env, code, message, &mut out))?;
         set(env, out, c"kind", kind)?;

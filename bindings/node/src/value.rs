@@ -93,6 +93,14 @@ fn php_key(name: String) -> PhpKey {
     }
 }
 
+/// A PHP array key as the JS property name it came from (an int key as its decimal text).
+pub fn key_name(key: PhpKey) -> String {
+    match key {
+        PhpKey::Int(i) => i.to_string(),
+        PhpKey::Str(s) => String::from_utf8_lossy(&s).into_owned(),
+    }
+}
+
 unsafe fn own_entries(
     env: sys::napi_env,
     obj: sys::napi_value,
@@ -512,13 +520,7 @@ impl FromNapiValue for Entries {
         }
         let entries = own_entries(env, v, 0, false)?
             .into_iter()
-            .map(|(k, v)| {
-                let k = match k {
-                    PhpKey::Int(i) => i.to_string(),
-                    PhpKey::Str(s) => String::from_utf8_lossy(&s).into_owned(),
-                };
-                (k, v)
-            })
+            .map(|(k, v)| (key_name(k), v))
             .collect();
         Ok(Entries(entries))
     }

@@ -1,4 +1,4 @@
-// The shared bad-input table (compat-tests/bad-input.json) through Node: each case gets the same
+// The shared bad-input table (compat-tests/conformance/bad-input.json) through Node: each case gets the same
 // kind as in every other front (the rules are the core's); the code is the kind upper-cased.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
@@ -13,7 +13,7 @@ import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb'
 import { SERVERS, ROOT, freshTable, faultProxy } from './helpers.mjs'
 
 const { Store, DdblockError } = createRequire(import.meta.url)('../lib.js')
-const { cases } = JSON.parse(readFileSync(path.join(ROOT, 'compat-tests/bad-input.json'), 'utf8'))
+const { cases } = JSON.parse(readFileSync(path.join(ROOT, 'compat-tests/conformance/bad-input.json'), 'utf8'))
 const { endpoint } = SERVERS[0]
 
 const nameOf = (c) => (c.name_repeat ? c.name_repeat[0].repeat(c.name_repeat[1]) : c.name ?? '')
@@ -81,7 +81,7 @@ for (const c of cases) {
 }
 
 // The wait and lease cases of the same table (its `outcomes`): the outcome every front gets.
-const { outcomes } = JSON.parse(readFileSync(path.join(ROOT, 'compat-tests/bad-input.json'), 'utf8'))
+const { outcomes } = JSON.parse(readFileSync(path.join(ROOT, 'compat-tests/conformance/bad-input.json'), 'utf8'))
 
 /** The case's wait in Node's idiom: `timeoutMs`, Infinity for forever. */
 const timeoutMsOf = (c) => (c.wait === 'forever' ? Infinity : c.wait === 'NaN' ? NaN : c.wait * 1000)

@@ -15,7 +15,7 @@ export const SERVERS = ['moto', 'dynalite'].map((name) => {
   if (!endpoint) {
     throw new Error(
       `DDBLOCK_TEST_${name.toUpperCase()} is not set: start the servers ` +
-        '(DDBLOCK_RUN_DIR=/tmp/node-servers compat-tests/servers.sh start; source /tmp/node-servers/env)'
+        '(DDBLOCK_RUN_DIR=/tmp/node-servers compat-tests/servers/servers.sh start; source /tmp/node-servers/env)'
     )
   }
   return { name, endpoint }
@@ -45,7 +45,7 @@ export async function freshTable (endpoint, keyAttribute = 'key') {
 
 /** The PHP harness (Laravel's real DynamoDbStore/DynamoDbLock) as a JSON-lines peer. */
 export function php ({ endpoint, table, layout = 'laravel12', prefix = '' }) {
-  const child = spawn('php', [path.join(ROOT, 'compat-tests/php/harness.php')], {
+  const child = spawn('php', [path.join(ROOT, 'compat-tests/laravel/harness.php')], {
     env: { ...process.env, DDB_ENDPOINT: endpoint, DDB_TABLE: table, DDB_LAYOUT: layout, DDB_PREFIX: prefix },
     stdio: ['pipe', 'pipe', 'inherit'],
   })

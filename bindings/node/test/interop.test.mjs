@@ -1,4 +1,4 @@
-// Node ↔ PHP (Laravel's real DynamoDbStore/DynamoDbLock via compat-tests/php/harness.php) and
+// Node ↔ PHP (Laravel's real DynamoDbStore/DynamoDbLock via compat-tests/laravel/harness.php) and
 // Node ↔ Rust (the ddblock CLI) on the same table: locks and values both ways.
 import { test, describe, before, after } from 'node:test'
 import assert from 'node:assert/strict'

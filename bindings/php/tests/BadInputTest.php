@@ -9,7 +9,7 @@ use Ddblock\Laravel\Tests\Support\FaultProxy;
 use Throwable;
 
 /**
- * The shared bad-input table (compat-tests/bad-input.json) through the PHP driver: the lock and
+ * The shared bad-input table (compat-tests/conformance/bad-input.json) through the PHP driver: the lock and
  * acquire cases, and the config cases of the driver's own settings (those with a `php` field: the
  * clock-skew margin); get, put and the rest of the config are Laravel's own DynamoDbStore, which
  * the driver does not change.
@@ -23,7 +23,7 @@ final class BadInputTest extends TestCase
     public static function cases(): array
     {
         $table = json_decode(
-            (string) file_get_contents(self::root() . '/compat-tests/bad-input.json'),
+            (string) file_get_contents(self::root() . '/compat-tests/conformance/bad-input.json'),
             true,
             512,
             JSON_THROW_ON_ERROR

@@ -9,8 +9,9 @@ use Ddblock\Laravel\Tests\Support\Peer;
 /**
  * One lock, two languages, both ways, in every layout the loaded Laravel writes, on moto and
  * dynalite: a lock the PHP driver takes is seen, restored and released by the Rust core (the
- * `ddblock` CLI), Python and Node; a lock they take is seen, restored and released by the driver.
- * String owners and numeric owners (stored as N, which stock Laravel cannot release).
+ * `ddblock` CLI and `ddblock-peer`), Python and Node (their peers of
+ * compat-tests/support/peers/PROTOCOL.md); a lock they take is seen, restored and released by the
+ * driver. String owners and numeric owners (stored as N, which stock Laravel cannot release).
  */
 final class CrossLanguageTest extends TestCase
 {
@@ -33,7 +34,7 @@ final class CrossLanguageTest extends TestCase
     {
         $rows = [];
         foreach (self::serversAndLayouts() as [$server, $layout]) {
-            foreach (['cli', 'python', 'node'] as $peer) {
+            foreach (['cli', 'rust', 'python', 'node'] as $peer) {
                 $owners = ['string owner' => 'xl' . bin2hex(random_bytes(6)), 'numeric owner' => '48151623'];
                 foreach ($owners as $kind => $owner) {
                     $rows["$server $layout $peer $kind"] = [$server, $layout, $peer, $owner];
@@ -51,19 +52,20 @@ final class CrossLanguageTest extends TestCase
             return self::$peers[$key];
         }
         $config = ['table' => $table, 'prefix' => 'app_', 'layout' => $layout, 'endpoint' => self::endpoint($server)];
-        $root = self::root();
+        $peers = self::root() . '/compat-tests/support/peers';
         switch ($which) {
             case 'cli':
                 $peer = Peer::cli(self::cargoBinary('ddblock'), $config);
                 break;
+            case 'rust':
+                $peer = Peer::start('rust', [self::cargoBinary('ddblock-peer')], $config);
+                break;
             case 'python':
-                $python = $root . '/bindings/python/.venv/bin/python';
-                $peer = Peer::script('python', [$python, __DIR__ . '/peers/peer.py'], $config);
+                $python = self::root() . '/bindings/python/.venv/bin/python';
+                $peer = Peer::start('python', [$python, "$peers/peer.py"], $config);
                 break;
             default:
-                $peer = Peer::script('node', ['node', __DIR__ . '/peers/peer.mjs'], $config, [
-                    'DDBLOCK_NODE_BINDING' => $root . '/bindings/node',
-                ]);
+                $peer = Peer::start('node', ['node', "$peers/peer.mjs"], $config);
         }
 
         return self::$peers[$key] = $peer;
@@ -84,6 +86,7 @@ final class CrossLanguageTest extends TestCase
 
         $lock = $store->lock($name, 60, $owner);
         $this->assertTrue($lock->get());
+        $this->assertSame($lock->tableKey(), $peer->key($name), "$which computes the same key");
         $item = self::item($client, $table, $lock->tableKey());
         $this->assertSame(
             ['owner' => $owner, 'expires_at' => (int) $item['expires_at']['N']],

@@ -211,7 +211,7 @@ abstract class TestCase extends BaseTestCase
         $path = $target . '/debug/' . $name;
         if (! is_executable($path)) {
             throw new RuntimeException(
-                "$path is missing: bindings/php/test.sh builds it (cargo build -p ddblock-cli -p ddblock-fault-proxy)"
+                "$path is missing: bindings/php/test.sh builds it (cargo build -p ddblock-cli -p ddblock-fault-proxy -p ddblock-test-support)"
             );
         }
 

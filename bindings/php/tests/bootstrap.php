@@ -10,7 +10,7 @@
 
 declare(strict_types=1);
 
-require_once dirname(__DIR__, 3) . '/compat-tests/php/support.php';
+require_once dirname(__DIR__, 3) . '/compat-tests/laravel/support.php';
 
 $laravel = getenv('DDBLOCK_LARAVEL') ?: '8';
 if (! in_array($laravel, ['8', '13'], true)) {

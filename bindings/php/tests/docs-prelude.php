@@ -10,7 +10,7 @@
 
 declare(strict_types=1);
 
-require_once dirname(__DIR__, 3) . '/compat-tests/php/support.php';
+require_once dirname(__DIR__, 3) . '/compat-tests/laravel/support.php';
 if (getenv('DDBLOCK_LARAVEL') === '13') {
     ddblock_use_laravel13();
 }

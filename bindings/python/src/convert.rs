@@ -8,7 +8,7 @@
 use ddblock::admin::{ClockReading, CreateTableReport, DoctorReport, TtlState};
 use ddblock::codec::{Limits, ObjectKind};
 use ddblock::format::input::{ttl_from_f64, Amount};
-use ddblock::{Error, Holder, ManyEntry, PhpKey, PhpObject, PhpValue};
+use ddblock::{Error, ManyEntry, PhpKey, PhpObject, PhpValue};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{
@@ -18,7 +18,6 @@ use pyo3::types::{
 use crate::errors::{self, codec_error, type_error};
 
 static PHP_OBJECT: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-static HOLDER: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 fn php_object_class(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
     PHP_OBJECT.import(py, "ddblock._values", "PhpObject")
@@ -387,30 +386,5 @@ impl<'py> IntoPyObject<'py> for Doctor {
         };
         d.set_item("counts", counts)?;
         Ok(d.into_any())
-    }
-}
-
-/// A lock holder as `ddblock.Holder(owner, expires_at, fence)`.
-pub fn holder_to_py<'py>(py: Python<'py>, h: &Holder) -> PyResult<Bound<'py, PyAny>> {
-    HOLDER.import(py, "ddblock._values", "Holder")?.call1((
-        h.owner.as_deref(),
-        h.expires_at,
-        h.fence,
-    ))
-}
-
-/// An optional holder crossing back from a future.
-pub struct OptHolder(pub Option<Holder>);
-
-impl<'py> IntoPyObject<'py> for OptHolder {
-    type Target = PyAny;
-    type Output = Bound<'py, PyAny>;
-    type Error = PyErr;
-
-    fn into_pyobject(self, py: Python<'py>) -> PyResult<Self::Output> {
-        match &self.0 {
-            Some(h) => holder_to_py(py, h),
-            None => Ok(py.None().into_bound(py)),
-        }
     }
 }

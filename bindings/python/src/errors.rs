@@ -8,7 +8,7 @@ use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::convert::holder_to_py;
+use crate::holder::holder_to_py;
 
 /// The module the exception classes live in.
 const EXCEPTIONS: &str = "ddblock.exceptions";

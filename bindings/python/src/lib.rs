@@ -3,10 +3,12 @@
 //! pure-Python package (bindings/python/python/ddblock/) waits for (`Store`) or awaits
 //! (`AsyncStore`).
 
+mod cas;
 mod convert;
 mod errors;
+mod holder;
 mod lock;
-mod patterns;
+mod once;
 mod pending;
 mod runtime;
 mod store;
@@ -87,9 +89,11 @@ mod _native {
     #[pymodule_export]
     const __version__: &str = env!("CARGO_PKG_VERSION");
     #[pymodule_export]
+    use super::cas::{PyConflictRetry, PyVersioned};
+    #[pymodule_export]
     use super::lock::{PyHeartbeat, PyHeld, PyLock};
     #[pymodule_export]
-    use super::patterns::{PyClaim, PyConflictRetry, PyOnce, PyVersioned};
+    use super::once::{PyClaim, PyOnce};
     #[pymodule_export]
     use super::pending::Pending;
     #[pymodule_export]

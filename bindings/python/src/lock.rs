@@ -5,7 +5,7 @@ use std::sync::Mutex;
 use ddblock::{Heartbeat, Held, Lease, LeaseSignal, Lock, Wait};
 use pyo3::prelude::*;
 
-use crate::convert::OptHolder;
+use crate::holder::OptHolder;
 use crate::pending::Pending;
 use crate::runtime;
 

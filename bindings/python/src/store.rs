@@ -7,10 +7,11 @@ use ddblock::{CasOptions, CasOutcome, Consistency, PhpValue, Store, StoreConfig,
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use crate::cas::{PyConflictRetry, PyVersioned};
 use crate::convert::{amount, to_php, ttl, version, CreateReport, Doctor, Many, OptPhp};
 use crate::errors::to_py;
 use crate::lock::PyLock;
-use crate::patterns::{PyConflictRetry, PyOnce, PyVersioned};
+use crate::once::PyOnce;
 use crate::pending::Pending;
 
 /// How a Python caller creates the table, for `TableNotFound`'s message.

@@ -1,6 +1,6 @@
-"""Fixtures: the local DynamoDB servers (moto, dynalite) of compat-tests/servers.sh.
+"""Fixtures: the local DynamoDB servers (moto, dynalite) of compat-tests/servers/servers.sh.
 
-Start them with ``compat-tests/servers.sh start; source compat-tests/.run/env``
+Start them with ``compat-tests/servers/servers.sh start; source compat-tests/.run/env``
 (``./compat-tests/run-tests.sh`` does). A missing server is a failure, not a skip.
 """
 
@@ -32,7 +32,7 @@ os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "test")
 os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
 os.environ["AWS_EC2_METADATA_DISABLED"] = "true"
 # The tests name their prefixes; without CACHE_PREFIX a store would take Laravel's default
-# (from APP_NAME), which test_first_contact checks on its own.
+# (from APP_NAME), which test_configuration checks on its own.
 os.environ.setdefault("CACHE_PREFIX", "")
 
 _tables = itertools.count()
@@ -46,7 +46,7 @@ def endpoint_of(server: str) -> str:
     url = os.environ.get(var)
     if not url:
         pytest.fail(
-            f"{var} is not set: start the local servers (compat-tests/servers.sh start; "
+            f"{var} is not set: start the local servers (compat-tests/servers/servers.sh start; "
             "source compat-tests/.run/env) or run ./compat-tests/run-tests.sh"
         )
     return url

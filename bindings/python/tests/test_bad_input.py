@@ -1,4 +1,4 @@
-"""The shared bad-input table (compat-tests/bad-input.json) through Python: each case gets the
+"""The shared bad-input table (compat-tests/conformance/bad-input.json) through Python: each case gets the
 same kind as in every other front (the rules are the core's)."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import pytest
 import ddblock
 from conftest import ROOT, FaultProxy, Raw, endpoint_of, new_table
 
-CASES: list[dict[str, Any]] = json.loads((ROOT / "compat-tests/bad-input.json").read_text())[
+CASES: list[dict[str, Any]] = json.loads((ROOT / "compat-tests/conformance/bad-input.json").read_text())[
     "cases"
 ]
 
@@ -117,7 +117,7 @@ def test_bad_input_gets_its_kind(case: dict[str, Any]) -> None:
     assert info.value.kind == case["kind"], str(info.value)
 
 
-OUTCOMES: list[dict[str, Any]] = json.loads((ROOT / "compat-tests/bad-input.json").read_text())[
+OUTCOMES: list[dict[str, Any]] = json.loads((ROOT / "compat-tests/conformance/bad-input.json").read_text())[
     "outcomes"
 ]
 

@@ -1,5 +1,6 @@
 """Interop: the same locks and cache entries from Python, PHP (Laravel 8.83's real DynamoDbStore
-and DynamoDbLock, driven through compat-tests/php/harness.php) and Rust (examples/rust_peer.rs)."""
+and DynamoDbLock, driven through compat-tests/laravel/harness.php) and Rust (the core's peer,
+ddblock-peer, over JSON lines: compat-tests/support/peers/PROTOCOL.md)."""
 
 from __future__ import annotations
 
@@ -21,10 +22,10 @@ PREFIX = "app_"
 
 
 class Php:
-    """One ``php compat-tests/php/harness.php`` process (JSON lines over stdin/stdout)."""
+    """One ``php compat-tests/laravel/harness.php`` process (JSON lines over stdin/stdout)."""
 
     def __init__(self, endpoint: str, table: str, layout: str, prefix: str) -> None:
-        script = ROOT / "compat-tests" / "php" / "harness.php"
+        script = ROOT / "compat-tests" / "laravel" / "harness.php"
         env = {
             **os.environ,
             "DDB_ENDPOINT": endpoint,
@@ -206,16 +207,16 @@ def test_counters_shared_with_php(py: ddblock.Store, php: Php) -> None:
 
 @lru_cache(maxsize=1)
 def rust_peer_binary() -> str:
-    """Builds examples/rust_peer.rs (fast when up to date) and returns its path."""
+    """Builds the Rust peer, ddblock-peer (fast when up to date), and returns its path."""
     out = subprocess.run(
         [
             "cargo",
             "build",
             "--quiet",
             "-p",
-            "ddblock-python",
-            "--example",
-            "rust_peer",
+            "ddblock-test-support",
+            "--bin",
+            "ddblock-peer",
             "--message-format=json",
         ],
         cwd=ROOT,
@@ -225,79 +226,96 @@ def rust_peer_binary() -> str:
     ).stdout
     for line in out.splitlines():
         msg = json.loads(line)
-        if msg.get("reason") == "compiler-artifact" and msg["target"]["name"] == "rust_peer":
+        if msg.get("reason") == "compiler-artifact" and msg["target"]["name"] == "ddblock-peer":
             exe: str = msg["executable"]
             return exe
-    raise AssertionError("cargo did not report the rust_peer executable")
-
-
-@pytest.fixture
-def rust(endpoint: str, table: str, layout: str) -> Rust:
-    # Built here, before the test takes any lock: a build under load can outlast a lock's ttl
-    # (a 30 s lock taken first was seen expired by the peer's first call).
-    rust_peer_binary()
-    return Rust(endpoint, table, layout, PREFIX)
+    raise AssertionError("cargo did not report the ddblock-peer executable")
 
 
 class Rust:
-    """Runs examples/rust_peer.rs, configured like Laravel through the environment."""
+    """The Rust peer over the core (JSON lines over stdin/stdout, compat-tests/support/peers/
+    PROTOCOL.md), configured through the DDB_* environment."""
 
     def __init__(self, endpoint: str, table: str, layout: str, prefix: str) -> None:
-        self.env = {
+        env = {
             **os.environ,
-            "DYNAMODB_ENDPOINT": endpoint,
-            "DYNAMODB_CACHE_TABLE": table,
-            "DDBLOCK_LAYOUT": layout,
-            "CACHE_PREFIX": prefix,
-            "AWS_DEFAULT_REGION": "us-east-1",
+            "DDB_ENDPOINT": endpoint,
+            "DDB_TABLE": table,
+            "DDB_LAYOUT": layout,
+            "DDB_PREFIX": prefix,
+            "DDB_REGION": "us-east-1",
         }
-
-    def run(self, *args: str, stdin: bytes = b"", code: int = 0) -> bytes:
-        done = subprocess.run(
-            [rust_peer_binary(), *args],
-            input=stdin,
-            env=self.env,
-            capture_output=True,
-            timeout=60,
-            check=False,
+        self.proc = subprocess.Popen(
+            [rust_peer_binary()], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True
         )
-        assert done.returncode == code, done.stderr.decode()
-        return done.stdout
 
-    def line(self, *args: str) -> str:
-        return self.run(*args).decode().strip()
+    def call(self, **cmd: Any) -> dict[str, Any]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(json.dumps(cmd) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        assert line, f"the Rust peer died on {cmd}"
+        answer: dict[str, Any] = json.loads(line)
+        assert answer["ok"], f"Rust failed {cmd}: {answer.get('error')}"
+        return answer
+
+    def holder(self, name: str) -> str | None:
+        """The owner holding lock ``name`` now, None when free."""
+        holder = self.call(op="lock.holder", name=name)["holder"]
+        return None if holder is None else str(holder["owner"])
+
+    def close(self) -> None:
+        if self.proc.stdin:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+@pytest.fixture
+def rust(endpoint: str, table: str, layout: str) -> Iterator[Rust]:
+    # Built here, before the test takes any lock: a build under load can outlast a lock's ttl
+    # (a 30 s lock taken first was seen expired by the peer's first call).
+    rust_peer_binary()
+    peer = Rust(endpoint, table, layout, PREFIX)
+    peer.call(op="hello")
+    yield peer
+    peer.close()
 
 
 def test_python_lock_is_seen_and_released_by_rust(py: ddblock.Store, rust: Rust) -> None:
     lock = py.lock("orders:42", ttl=30)
     assert lock.acquire(blocking=False)
-    assert rust.line("holder", "orders:42").split()[0] == lock.owner
-    assert rust.line("acquire", "orders:42", "30") == f"held {lock.owner}"
-    assert rust.line("release", "orders:42", "someone-else") == f"held-by-other {lock.owner}"
-    assert rust.line("release", "orders:42", lock.owner) == "released"
+    assert rust.holder("orders:42") == lock.owner
+    assert rust.call(op="lock.acquire", name="orders:42", ttl=30)["acquired"] is False
+    assert rust.call(op="lock.release", name="orders:42", owner="someone-else")["released"] is False
+    assert rust.holder("orders:42") == lock.owner
+    assert rust.call(op="lock.release", name="orders:42", owner=lock.owner)["released"] is True
     assert not lock.locked()
-    assert rust.line("holder", "orders:42") == "free"
+    assert rust.holder("orders:42") is None
 
 
 def test_rust_lock_is_seen_and_released_by_python(py: ddblock.Store, rust: Rust) -> None:
-    answer = rust.line("acquire", "orders:42", "30")
-    assert answer.startswith("acquired ")
-    owner = answer.split()[1]
+    got = rust.call(op="lock.acquire", name="orders:42", ttl=30)
+    assert got["acquired"] is True
+    owner = got["owner"]
     lock = py.lock("orders:42", ttl=30)
     assert not lock.acquire(blocking=False)
     holder = lock.holder()
     assert holder is not None and holder.owner == owner
     assert py.restore_lock("orders:42", owner).release()
-    assert rust.line("release", "orders:42", owner) == "not-held"
+    assert rust.call(op="lock.release", name="orders:42", owner=owner)["released"] is False
 
 
 def test_cache_values_python_and_rust(py: ddblock.Store, rust: Rust) -> None:
     for i, (value, expected) in enumerate(PY_TO_PHP):
         py.put(f"k{i}", value, ttl=60)
-        assert rust.run("get", f"k{i}") == expected
-    rust.run("get", "missing", code=3)
+        assert unb64(rust.call(op="get", key=f"k{i}")["value"]) == expected, value
+    assert unb64(rust.call(op="get", key="missing")["value"]) == b"N;"
     for i, (serialized, expected) in enumerate(PHP_TO_PY[:5]):
-        rust.run("put", f"r{i}", "60", stdin=serialized)
+        assert rust.call(op="put", key=f"r{i}", v=b64(serialized), ttl=60)["result"] is True
         assert py.get(f"r{i}") == expected
-    rust.run("put", "bin", "60", stdin=b's:3:"\xc3\xa9!";')
+    rust.call(op="put", key="bin", v=b64(b's:3:"\xc3\xa9!";'), ttl=60)
     assert py.get("bin") == "é!"

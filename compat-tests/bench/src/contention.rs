@@ -11,7 +11,9 @@ use std::time::Duration;
 use ddblock::{Backoff, Store};
 use ddblock_fault_proxy::ProxyHandle;
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 
+use crate::cycles::php_peer_request;
 use crate::util::{
     create_table, quantile, run_child, sleep_until_unix, store_at, table_name, unix_now, Ctx,
     THINK_MS, WORK_MS,
@@ -328,7 +330,7 @@ fn summarize(
     }
 }
 
-/// PHP record line of `harness.php worker` in block mode.
+/// A record line of the PHP peer's `cycles` in block mode.
 #[derive(Debug, Deserialize)]
 struct PhpRecord {
     pid: u64,
@@ -338,6 +340,8 @@ struct PhpRecord {
     t_rel: Option<f64>,
 }
 
+/// `workers` PHP peers (stock Laravel 12's layout), each sent one `cycles` request: Laravel's
+/// `block()` on one name from `start_at` to `until`, holding it `WORK_MS` and pausing `THINK_MS`.
 async fn php_block_workers(
     ctx: &Ctx,
     endpoint: &str,
@@ -347,32 +351,30 @@ async fn php_block_workers(
     until: f64,
 ) -> Result<Vec<Vec<Want>>, String> {
     let record = ctx.scratch.join(format!("{table}.php.jsonl"));
-    let harness = ctx
-        .root
-        .join("compat-tests/php/harness.php")
-        .display()
-        .to_string();
+    let env = vec![
+        ("DDB_ENDPOINT", endpoint.to_owned()),
+        ("DDB_TABLE", table.to_owned()),
+        ("DDB_LAYOUT", "laravel12".to_owned()),
+        ("DDB_PREFIX", String::new()),
+        ("DDB_DRIVER", "laravel".to_owned()),
+    ];
+    let request = json!({
+        "op": "cycles",
+        "names": ["hot"],
+        "cycles": 1_000_000,
+        "ttl": 10,
+        "work_ms": WORK_MS,
+        "think_ms": THINK_MS,
+        "block": true,
+        "start_at": start_at,
+        "until": until,
+        "record": record.display().to_string(),
+    });
     let mut children = Vec::new();
     for _ in 0..workers {
-        let env = vec![
-            ("DDB_ENDPOINT", endpoint.to_owned()),
-            ("DDB_TABLE", table.to_owned()),
-            ("DDB_LAYOUT", "laravel12".to_owned()),
-            ("DDB_PREFIX", String::new()),
-            ("DDB_DRIVER", "laravel".to_owned()),
-            ("W_NAMES", "hot".to_owned()),
-            ("W_CYCLES", "1000000".to_owned()),
-            ("W_TTL", "10".to_owned()),
-            ("W_WORK_MS", WORK_MS.to_string()),
-            ("W_THINK_MS", THINK_MS.to_string()),
-            ("W_BLOCK", "1".to_owned()),
-            ("W_START_AT", start_at.to_string()),
-            ("W_UNTIL", until.to_string()),
-            ("W_RECORD", record.display().to_string()),
-        ];
-        let harness = harness.clone();
+        let (ctx, env, request) = (ctx.clone(), env.clone(), request.clone());
         children.push(tokio::spawn(async move {
-            run_child("php", &[harness, "worker".into()], &env, "PHP block worker").await
+            php_peer_request(&ctx, &env, &request, "PHP block worker").await
         }));
     }
     for c in children {

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::future::Future;
+use std::process::Stdio;
 use std::time::Instant;
 
 use ddblock::aws_sdk_dynamodb::types::{
@@ -12,6 +13,7 @@ use ddblock::aws_sdk_dynamodb::Client;
 use ddblock_fault_proxy::ProxyHandle;
 use serde::Serialize;
 use serde_json::{json, Value};
+use tokio::io::AsyncWriteExt;
 
 use crate::util::{
     cpu_seconds, create_table, last_json, num, run_child, store_at, table_name, unix_now, Ctx,
@@ -327,7 +329,8 @@ pub async fn cpu(ctx: &Ctx) -> Result<Vec<CpuPair>, String> {
     Ok(out)
 }
 
-/// `harness.php worker`: `cycles` uncontended cycles after `warmup`; its summary line.
+/// The PHP peer (`compat-tests/laravel/harness.php`): `cycles` uncontended cycles after `warmup`
+/// on one name; its answer to the `cycles` request.
 async fn php_worker(
     ctx: &Ctx,
     endpoint: &str,
@@ -337,34 +340,78 @@ async fn php_worker(
     warmup: usize,
 ) -> Result<Value, String> {
     let record = ctx.scratch.join(format!("{table}.{driver}.jsonl"));
-    let harness = ctx.root.join("compat-tests/php/harness.php");
     let env = [
         ("DDB_ENDPOINT", endpoint.to_owned()),
         ("DDB_TABLE", table.to_owned()),
         ("DDB_LAYOUT", "laravel8".to_owned()),
         ("DDB_PREFIX", String::new()),
         ("DDB_DRIVER", driver.to_owned()),
-        ("W_NAMES", format!("php-{driver}")),
-        ("W_CYCLES", (cycles + warmup).to_string()),
-        ("W_WARMUP", warmup.to_string()),
-        ("W_TTL", "10".to_owned()),
-        ("W_RECORD", record.display().to_string()),
     ];
-    let out = run_child(
-        "php",
-        &[harness.display().to_string(), "worker".into()],
-        &env,
-        "PHP worker",
-    )
-    .await?;
+    let request = json!({
+        "op": "cycles",
+        "names": [format!("php-{driver}")],
+        "cycles": cycles + warmup,
+        "warmup": warmup,
+        "ttl": 10,
+        "work_ms": 0,
+        "record": record.display().to_string(),
+    });
+    let summary = php_peer_request(ctx, &env, &request, "PHP worker").await;
     let _ = std::fs::remove_file(&record);
-    let summary = last_json(&out, "PHP worker")?;
+    let summary = summary?;
     if num(&summary, "released") as usize != cycles + warmup {
         return Err(format!(
             "PHP worker ({driver}): not every cycle released: {summary}"
         ));
     }
     Ok(summary)
+}
+
+/// Starts the PHP peer (`php compat-tests/laravel/harness.php`, configured by the `DDB_*`
+/// variables in `env`), sends it one request (compat-tests/support/peers/PROTOCOL.md) and closes
+/// its stdin, so that it exits after answering; its answer, an error unless `"ok": true`.
+pub async fn php_peer_request(
+    ctx: &Ctx,
+    env: &[(&str, String)],
+    request: &Value,
+    what: &str,
+) -> Result<Value, String> {
+    let harness = ctx.root.join("compat-tests/laravel/harness.php");
+    let mut child = tokio::process::Command::new("php")
+        .arg(&harness)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| format!("{what}: cannot start php: {e}"))?;
+    let mut stdin = child.stdin.take().expect("piped stdin");
+    stdin
+        .write_all(format!("{request}\n").as_bytes())
+        .await
+        .map_err(|e| format!("{what}: cannot write to php: {e}"))?;
+    drop(stdin);
+    let out = child
+        .wait_with_output()
+        .await
+        .map_err(|e| format!("{what}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{what}: php {} failed ({}): {}",
+            harness.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let answer = last_json(&String::from_utf8_lossy(&out.stdout), what)?;
+    if answer["ok"] != true {
+        return Err(format!(
+            "{what}: {answer}; stderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(answer)
 }
 
 /// `bindings/python/bench.py` in a mode; its JSON line.

@@ -1,8 +1,8 @@
 //! Every benchmark figure in one run, each against its baseline in the same run (run it through
-//! `compat-tests/bench.sh`, which builds, starts the servers and draws the tables and plots).
+//! `compat-tests/bench/run.sh`, which builds, starts the servers and draws the tables and plots).
 //!
 //! `ddblock-bench run [--profile full|smoke] --out results.json [--only requests,cpu,contention,local,scaling,stuck]`
-//! needs `DDBLOCK_TEST_DYNALITE` and `DDBLOCK_TEST_MOTO` (`compat-tests/servers.sh`), and takes
+//! needs `DDBLOCK_TEST_DYNALITE` and `DDBLOCK_TEST_MOTO` (`compat-tests/servers/servers.sh`), and takes
 //! `BENCH_PYTHON` (a Python with the binding and boto3), `BENCH_NODE` and `BENCH_CLI` (the
 //! `ddblock` binary; default: next to this one).
 //!
@@ -18,7 +18,8 @@ mod util;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use ddblock_fault_proxy::{FaultConfig, ProxyConfig};
+use ddblock_fault_proxy::FaultConfig;
+use ddblock_test_support::faulty::try_faulty;
 use serde_json::{json, Value};
 
 use contention::{Side, Strategy};
@@ -123,8 +124,9 @@ async fn run() -> Result<(), String> {
         return Err(format!("--only {bad}: one of {}", FIGURES.join(",")));
     }
     let env = |k: &str| {
-        std::env::var(k)
-            .map_err(|_| format!("{k} is not set (compat-tests/servers.sh start; source its env)"))
+        std::env::var(k).map_err(|_| {
+            format!("{k} is not set (compat-tests/servers/servers.sh start; source its env)")
+        })
     };
     let me = std::env::current_exe().map_err(|e| e.to_string())?;
     let scratch = std::env::temp_dir().join(format!("ddblock-bench-{}", std::process::id()));
@@ -151,13 +153,9 @@ async fn run() -> Result<(), String> {
         "think_ms": util::THINK_MS,
         "prices": {"wru_per_million": contention::WRU_PRICE, "rru_per_million": contention::RRU_PRICE},
     });
-    let proxy = ddblock_fault_proxy::start(ProxyConfig {
-        upstream: ctx.dynalite.clone(),
-        listen: "127.0.0.1:0".into(),
-        faults: FaultConfig::default(),
-    })
-    .await
-    .map_err(|e| e.to_string())?;
+    let proxy = try_faulty(&ctx.dynalite, FaultConfig::default())
+        .await?
+        .proxy;
     let step = |name: &str| {
         eprintln!("[bench] {name} ({:.0} s in)", unix_now() - started);
     };

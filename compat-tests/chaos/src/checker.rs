@@ -12,7 +12,8 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use serde::{Deserialize, Serialize};
+pub use ddblock_test_support::chaos::Cycle;
+use serde::Serialize;
 use serde_json::Value;
 
 /// What the checker needs to know about the run.
@@ -35,46 +36,6 @@ pub struct LockKey {
     pub key: String,
     /// Whether stock Laravel works on it (the control group) rather than ddblock.
     pub control: bool,
-}
-
-/// One worker's account of one cycle (a line of its record file).
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct Cycle {
-    /// `rust`, `python`, `node`, `php`, or `laravel` (the control group).
-    pub lang: String,
-    /// Worker id.
-    pub worker: String,
-    /// Lock name.
-    pub name: String,
-    /// The lock's owner token.
-    pub owner: String,
-    /// `acquired`, `held` (not acquired within the wait), or `error`.
-    pub acquire: String,
-    /// The fencing token, when acquired.
-    #[serde(default)]
-    pub fence: Option<u64>,
-    /// Guarded writes: `accepted`, `refused` (the fence condition failed), `skipped` (too little
-    /// lease left), `error`.
-    #[serde(default)]
-    pub writes: Vec<String>,
-    /// `released`, `not_held`, `held_by_other`, `lease_lost`, `error`, or absent.
-    #[serde(default)]
-    pub release: Option<String>,
-    /// With `lease_lost`: milliseconds of the lease that were left by the holder's own monotonic
-    /// clock when its body ended (more than 0 with no refresh that saw the lock taken: a false
-    /// lease loss, such as a release whose first answer was lost being taken for one).
-    #[serde(default)]
-    pub lease_left_ms: Option<u64>,
-    /// With `lease_lost`: whether a refresh during the body saw the lock no longer ours.
-    #[serde(default)]
-    pub lost_by_refresh: Option<bool>,
-    /// Errors seen in this cycle: `(operation, kind)`, kind as the front names it (Rust
-    /// `ErrorKind`, Python exception class, Node `code`, PHP exception class).
-    #[serde(default)]
-    pub errors: Vec<(String, String)>,
-    /// Errors that were not the library's typed errors (a panic, an untyped exception).
-    #[serde(default)]
-    pub untyped: Vec<String>,
 }
 
 /// Counts for one group of keys (ddblock's, or the stock Laravel control group's).

@@ -1,4 +1,5 @@
-//! Run profiles and the environment every worker (in any language) reads.
+//! Run profiles: what one chaos run does (each worker's part goes to its peer as one `chaos`
+//! request, compat-tests/support/peers/PROTOCOL.md).
 
 use std::time::Duration;
 
@@ -112,34 +113,4 @@ impl Profile {
             _ => None,
         }
     }
-}
-
-/// Environment variables every worker reads (see `compat-tests/chaos/README.md`).
-pub mod env {
-    /// The endpoint (the fault proxy).
-    pub const ENDPOINT: &str = "CHAOS_ENDPOINT";
-    /// The table.
-    pub const TABLE: &str = "CHAOS_TABLE";
-    /// The cache prefix (layout laravel12).
-    pub const PREFIX: &str = "CHAOS_PREFIX";
-    /// Comma-separated lock names.
-    pub const KEYS: &str = "CHAOS_KEYS";
-    /// Acquisitions to aim for.
-    pub const ACQUISITIONS: &str = "CHAOS_ACQUISITIONS";
-    /// Lock ttl, seconds.
-    pub const TTL: &str = "CHAOS_TTL";
-    /// Work per acquisition, ms.
-    pub const WORK_MS: &str = "CHAOS_WORK_MS";
-    /// Wait per cycle, ms.
-    pub const WAIT_MS: &str = "CHAOS_WAIT_MS";
-    /// Clock-skew margin, seconds.
-    pub const MARGIN: &str = "CHAOS_MARGIN";
-    /// Stop after this many ms (by the monotonic clock).
-    pub const DURATION_MS: &str = "CHAOS_DURATION_MS";
-    /// Worker id.
-    pub const WORKER: &str = "CHAOS_WORKER";
-    /// JSON-lines record file (appended).
-    pub const OUT: &str = "CHAOS_OUT";
-    /// Seed of the key choices.
-    pub const SEED: &str = "CHAOS_SEED";
 }

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::Error;
+use crate::error::Error;
 
 /// Where the proxy listens, where it forwards to, and which faults it injects.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -14,6 +14,16 @@ use serde_json::{Map, Value};
 /// A DynamoDB item in its JSON wire form (`{"attr": {"S": "..."}, ...}`).
 pub(crate) type Item = Map<String, Value>;
 
+/// `v[name]` if it is a string.
+pub(crate) fn str_field<'a>(v: &'a Item, name: &str) -> Option<&'a str> {
+    v.get(name).and_then(Value::as_str)
+}
+
+/// `v[name]` if it is an object.
+pub(crate) fn obj_field<'a>(v: &'a Item, name: &str) -> Option<&'a Item> {
+    v.get(name).and_then(Value::as_object)
+}
+
 /// Time before everything: the baseline entry's time.
 pub(crate) const SINCE_FOREVER: i64 = i64::MIN;
 

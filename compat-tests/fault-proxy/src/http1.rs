@@ -3,15 +3,13 @@
 //! curl, botocore, Node), and it lets the proxy drop a response by closing the
 //! socket.
 
+use std::future::Future;
 use std::io;
-use std::sync::Arc;
 
 use bytes::{Buf, Bytes, BytesMut};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::watch;
-
-use crate::proxy::{self, Shared};
 
 const MAX_HEAD: usize = 64 * 1024;
 const MAX_BODY: usize = 64 * 1024 * 1024;
@@ -57,12 +55,16 @@ pub(crate) enum Reply {
     Reset,
 }
 
-/// Serves one client connection until it closes, fails, or `shutdown` turns true while idle.
-pub(crate) async fn serve_connection(
+/// Serves one client connection until it closes, fails, or `shutdown` turns true while idle;
+/// `handle` answers each request.
+pub(crate) async fn serve_connection<H, F>(
     mut stream: TcpStream,
     mut shutdown: watch::Receiver<bool>,
-    shared: Arc<Shared>,
-) {
+    handle: H,
+) where
+    H: Fn(Request) -> F,
+    F: Future<Output = Reply>,
+{
     let mut buf = BytesMut::with_capacity(16 * 1024);
     loop {
         let req = match read_request(&mut stream, &mut buf, &mut shutdown).await {
@@ -80,7 +82,7 @@ pub(crate) async fn serve_connection(
             }
         };
         let keep_alive = req.keep_alive;
-        match proxy::handle(&shared, req.request).await {
+        match handle(req.request).await {
             Reply::Close => return,
             Reply::Reset => {
                 // SO_LINGER 0: closing sends RST instead of FIN ("connection reset by peer").

@@ -47,34 +47,29 @@ use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 
 mod config;
+mod control;
 mod crc32;
+mod error;
+mod faults;
 mod history;
 mod http1;
 mod journal;
+mod plan;
 mod proxy;
+mod shared;
+mod stale;
 mod stats;
+mod upstream;
+mod writes;
 
 pub use config::{parse_args, Command, FaultConfig, ProxyConfig, USAGE};
+pub use error::{Error, Result};
 pub use stats::{
     Stats, DELAYED, DROPPED, DROPPED_REQUEST, ERROR_500, FORWARDED_ERROR_PREFIX, FORWARDED_OK,
     RESET, STALE_SERVED, THROTTLED, UPSTREAM_UNREACHABLE,
 };
 
-use proxy::Shared;
-
-/// Errors from starting the proxy.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    /// The configuration is invalid.
-    #[error("invalid configuration: {0}")]
-    Config(String),
-    /// Binding the listen address failed.
-    #[error("I/O error: {0}")]
-    Io(#[from] std::io::Error),
-}
-
-/// Result with this crate's [`Error`].
-pub type Result<T, E = Error> = std::result::Result<T, E>;
+use shared::Shared;
 
 /// How long [`ProxyHandle::shutdown`] lets in-flight requests finish.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -158,7 +153,12 @@ async fn accept_loop(
                     continue;
                 };
                 let _ = stream.set_nodelay(true);
-                conns.spawn(http1::serve_connection(stream, conn_shutdown.clone(), shared.clone()));
+                let shared = shared.clone();
+                let handle = move |req| {
+                    let shared = shared.clone();
+                    async move { proxy::handle(&shared, req).await }
+                };
+                conns.spawn(http1::serve_connection(stream, conn_shutdown.clone(), handle));
             }
             _ = async { let _ = shutdown.wait_for(|down| *down).await; } => break,
         }
@@ -195,8 +195,7 @@ impl ProxyHandle {
     /// Forgets the write history and the learned key schemas (stale reads then go upstream
     /// until new writes are seen; use it after deleting or re-creating tables).
     pub fn reset_history(&self) {
-        self.shared.history.clear();
-        self.shared.clear_schemas();
+        self.shared.reset_history();
     }
 
     /// The journal (with [`FaultConfig::journal`] on): one JSON object per forwarded write,

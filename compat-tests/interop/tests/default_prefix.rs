@@ -1,5 +1,5 @@
 //! ddblock's default cache prefix (`CACHE_PREFIX` unset) against Laravel's own `Str::slug`
-//! (Debian's 8.83, run as `php compat-tests/php/slug.php`): the slug of `APP_NAME` must be
+//! (Debian's 8.83, run as `php compat-tests/laravel/slug.php`): the slug of `APP_NAME` must be
 //! Laravel's, byte for byte, or a process that trusts the default never meets the app's locks.
 
 use std::io::Write;
@@ -29,7 +29,7 @@ const NAMES: &[&str] = &[
 ];
 
 fn php_slugs(names: &[&str]) -> Vec<(String, String, String)> {
-    let script = repo_root().join("compat-tests/php/slug.php");
+    let script = repo_root().join("compat-tests/laravel/slug.php");
     let mut child = Command::new("php")
         .arg(&script)
         .stdin(Stdio::piped())

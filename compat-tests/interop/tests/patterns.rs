@@ -1,17 +1,17 @@
 //! The once-only guard and compare-and-set beside Laravel 8.83's real `DynamoDbStore`
-//! (compat-tests/php/harness.php) on one table: Laravel reads the items, Laravel's own way to
+//! (compat-tests/laravel/harness.php) on one table: Laravel reads the items, Laravel's own way to
 //! claim (`Cache::add`) and ddblock's exclude each other, and a Laravel `put` or `increment`
 //! between a versioned read and write makes the write fail instead of overwriting it.
 //! Tests: `<server>::<layout>::<scenario>`, each with its own table and harness.
 
 use ddblock::{CasOutcome, ClaimOutcome, OnceState, PhpValue};
-use ddblock_compat::Interop;
+use ddblock_compat::{interop_tests, Interop};
 
 fn int(i: i64) -> PhpValue {
     PhpValue::Int(i)
 }
 
-async fn laravel_reads_and_counts_once_items(t: Interop) {
+async fn laravel_reads_and_counts_once_items(t: &Interop) {
     let once = t.store.once("evt", 30).unwrap();
     let claim = match once.claim().await.unwrap() {
         ClaimOutcome::Claimed(c) => c,
@@ -39,7 +39,7 @@ async fn laravel_reads_and_counts_once_items(t: Interop) {
     assert_eq!(once.status().await.unwrap().state, OnceState::Done);
 }
 
-async fn a_laravel_add_claim_keeps_ddblock_out(t: Interop) {
+async fn a_laravel_add_claim_keeps_ddblock_out(t: &Interop) {
     // The PHP way to claim: Cache::add($event, 1, $ttl) is true for exactly one caller.
     assert!(t.php.add("evt", &int(1), 30).await);
     let st = t.store.once("evt", 30).unwrap().claim().await.unwrap();
@@ -57,7 +57,7 @@ async fn a_laravel_add_claim_keeps_ddblock_out(t: Interop) {
         .is_claimed());
 }
 
-async fn a_laravel_put_between_read_and_write_fails_the_write(t: Interop) {
+async fn a_laravel_put_between_read_and_write_fails_the_write(t: &Interop) {
     let v = t
         .store
         .put_if_version("cfg", &PhpValue::from("ddblock"), 60, 0)
@@ -102,7 +102,7 @@ async fn a_laravel_put_between_read_and_write_fails_the_write(t: Interop) {
     assert_eq!(t.php.get("cfg").await, PhpValue::from("ddblock 2"));
 }
 
-async fn a_laravel_increment_fails_an_unchanged_write(t: Interop) {
+async fn a_laravel_increment_fails_an_unchanged_write(t: &Interop) {
     t.store
         .put_if_version("n", &int(5), 60, 0)
         .await
@@ -131,49 +131,17 @@ async fn a_laravel_increment_fails_an_unchanged_write(t: Interop) {
     assert_eq!(t.php.get("n").await, int(7));
 }
 
-macro_rules! layout_tests {
-    ($server:ident, $layout:ident) => {
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn laravel_reads_and_counts_once_items() {
-            crate::laravel_reads_and_counts_once_items(t().await).await
-        }
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn a_laravel_add_claim_keeps_ddblock_out() {
-            crate::a_laravel_add_claim_keeps_ddblock_out(t().await).await
-        }
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn a_laravel_put_between_read_and_write_fails_the_write() {
-            crate::a_laravel_put_between_read_and_write_fails_the_write(t().await).await
-        }
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn a_laravel_increment_fails_an_unchanged_write() {
-            crate::a_laravel_increment_fails_an_unchanged_write(t().await).await
-        }
-        async fn t() -> ddblock_compat::Interop {
-            ddblock_compat::Interop::new(
-                ddblock_compat::Server::$server,
-                ddblock::KeyLayout::$layout,
-                "app_",
-            )
-            .await
-        }
-    };
-}
-
-mod moto {
-    mod laravel8 {
-        layout_tests!(Moto, Laravel8);
-    }
-    mod laravel12 {
-        layout_tests!(Moto, Laravel12);
-    }
-}
-
-mod dynalite {
-    mod laravel8 {
-        layout_tests!(Dynalite, Laravel8);
-    }
-    mod laravel12 {
-        layout_tests!(Dynalite, Laravel12);
-    }
+interop_tests! {
+    laravel8: Laravel8 "app_" [
+        laravel_reads_and_counts_once_items,
+        a_laravel_add_claim_keeps_ddblock_out,
+        a_laravel_put_between_read_and_write_fails_the_write,
+        a_laravel_increment_fails_an_unchanged_write,
+    ],
+    laravel12: Laravel12 "app_" [
+        laravel_reads_and_counts_once_items,
+        a_laravel_add_claim_keeps_ddblock_out,
+        a_laravel_put_between_read_and_write_fails_the_write,
+        a_laravel_increment_fails_an_unchanged_write,
+    ],
 }

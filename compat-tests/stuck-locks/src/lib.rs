@@ -9,9 +9,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use ddblock::{CreateTableOptions, KeyLayout, ReleaseOutcome, Store, StoreConfig};
-use ddblock_fault_proxy::{FaultConfig, ProxyConfig, ProxyHandle, Stats};
+use ddblock_fault_proxy::{FaultConfig, ProxyHandle, Stats};
+use ddblock_test_support::faulty::try_faulty;
 use rand::Rng;
 use serde::Deserialize;
+use tokio::io::AsyncWriteExt;
 
 /// The workload and the fault model.
 #[derive(Debug, Clone)]
@@ -207,18 +209,13 @@ fn table_name(side: &str) -> String {
 
 /// Starts the stale-read proxy in front of `opts.upstream`.
 pub async fn start_proxy(opts: &Options) -> Result<ProxyHandle, String> {
-    ddblock_fault_proxy::start(ProxyConfig {
-        upstream: opts.upstream.clone(),
-        listen: "127.0.0.1:0".into(),
-        faults: FaultConfig {
-            seed: opts.seed,
-            stale_ms: opts.stale_ms,
-            stale_probability: opts.stale_probability,
-            ..FaultConfig::default()
-        },
-    })
-    .await
-    .map_err(|e| e.to_string())
+    let faults = FaultConfig {
+        seed: opts.seed,
+        stale_ms: opts.stale_ms,
+        stale_probability: opts.stale_probability,
+        ..FaultConfig::default()
+    };
+    Ok(try_faulty(&opts.upstream, faults).await?.proxy)
 }
 
 /// Which lock the PHP workers use.
@@ -239,7 +236,7 @@ impl PhpLock {
     }
 }
 
-/// Laravel's real lock (PHP worker processes running `compat-tests/php/harness.php worker`).
+/// Laravel's real lock (PHP worker processes: `compat-tests/laravel/harness.php`'s `cycles`).
 pub async fn run_laravel(opts: &Options, proxy: &ProxyHandle) -> Result<SideReport, String> {
     let table = table_name("php");
     create_table(opts, &table).await?;
@@ -333,6 +330,8 @@ pub async fn run_mixed(opts: &Options, proxy: &ProxyHandle) -> Result<MixedRepor
     })
 }
 
+/// `opts.workers` PHP peers (`compat-tests/laravel/harness.php`), each sent one `cycles` request
+/// (compat-tests/support/peers/PROTOCOL.md); every cycle's record.
 async fn php_workers(
     opts: &Options,
     endpoint: &str,
@@ -340,35 +339,43 @@ async fn php_workers(
     lock: PhpLock,
 ) -> Result<Vec<Record>, String> {
     let record = std::env::temp_dir().join(format!("{table}.{}.jsonl", lock.env()));
-    let harness = repo_root().join("compat-tests/php/harness.php");
+    let harness = repo_root().join("compat-tests/laravel/harness.php");
     let mut children = Vec::new();
     for i in 0..opts.workers {
-        let child = tokio::process::Command::new("php")
+        let mut child = tokio::process::Command::new("php")
             .arg(&harness)
-            .arg("worker")
             .env("DDB_ENDPOINT", endpoint)
             .env("DDB_TABLE", table)
             .env("DDB_LAYOUT", opts.layout.as_str())
             .env("DDB_PREFIX", &opts.prefix)
             .env("DDB_DRIVER", lock.env())
-            .env("W_NAMES", opts.names.join(","))
-            .env("W_CYCLES", opts.cycles.to_string())
-            .env("W_TTL", opts.ttl_secs.to_string())
-            .env("W_WORK_MS", opts.work_ms.to_string())
-            .env("W_RECORD", &record)
-            .env("W_SEED", (opts.seed + i as u64).to_string())
+            .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true)
             .spawn()
             .map_err(|e| format!("cannot start php (run compat-tests/setup.sh): {e}"))?;
+        let request = serde_json::json!({
+            "op": "cycles", "names": opts.names, "cycles": opts.cycles, "ttl": opts.ttl_secs,
+            "work_ms": opts.work_ms, "seed": opts.seed + i as u64,
+            "record": record.display().to_string(),
+        });
+        let mut stdin = child.stdin.take().expect("piped stdin");
+        // One request, then EOF: the peer answers and exits.
+        stdin
+            .write_all(format!("{request}\n").as_bytes())
+            .await
+            .map_err(|e| format!("cannot write to a PHP worker: {e}"))?;
         children.push(child);
     }
     for child in children {
         let out = child.wait_with_output().await.map_err(|e| e.to_string())?;
-        if !out.status.success() {
+        let answer = String::from_utf8_lossy(&out.stdout);
+        let ok =
+            serde_json::from_str::<serde_json::Value>(answer.trim()).is_ok_and(|a| a["ok"] == true);
+        if !out.status.success() || !ok {
             return Err(format!(
-                "a PHP worker failed ({}): {}",
+                "a PHP worker failed ({}): {answer}{}",
                 out.status,
                 String::from_utf8_lossy(&out.stderr)
             ));

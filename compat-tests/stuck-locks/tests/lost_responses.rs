@@ -2,7 +2,8 @@
 //! lock still ends up in the right state with the right answer; throttling surfaces as a typed error.
 
 use ddblock::{AcquireOutcome, CreateTableOptions, ReleaseOutcome, Store, StoreConfig};
-use ddblock_fault_proxy::{FaultConfig, ProxyConfig, DROPPED, FORWARDED_ERROR_PREFIX};
+use ddblock_fault_proxy::{FaultConfig, DROPPED, FORWARDED_ERROR_PREFIX};
+use ddblock_test_support::faulty::faulty;
 
 fn upstream(var: &str) -> String {
     std::env::var(var).unwrap_or_else(|_| {
@@ -36,13 +37,7 @@ async fn lost_answers_are_recovered(var: &str) {
         .create_table(&CreateTableOptions::new().ttl(false))
         .await
         .unwrap();
-    let proxy = ddblock_fault_proxy::start(ProxyConfig {
-        upstream: up.clone(),
-        listen: "127.0.0.1:0".into(),
-        faults: FaultConfig::default(),
-    })
-    .await
-    .unwrap();
+    let proxy = faulty(&up, FaultConfig::default()).await.proxy;
     let cfg = StoreConfig::builder()
         .table(&table)
         .endpoint(proxy.url())

@@ -1,15 +1,18 @@
-//! The core's test support: [`Env`] (a raw client, a fresh table, a manual clock) over the shared
-//! `ddblock-test-support` crate (servers, tables, clocks, items).
+//! The core's test support over the shared `ddblock-test-support` crate (servers, tables, clocks,
+//! items, the fault proxy): [`Env`] (a raw client, a fresh table, a manual clock) and
+//! [`FaultyTable`] (a fresh table with the fault proxy in front of its server).
 #![allow(dead_code, unused_imports)]
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_dynamodb::Client;
 use ddblock::{Clock, KeyLayout, Store, StoreConfig, StoreConfigBuilder};
+pub use ddblock_test_support::faulty::{faulty, FaultyServer};
 pub use ddblock_test_support::{
-    client_for, laravel_item, n, new_table, on_servers, s, ManualClock, Server,
+    client_for, laravel_item, n, new_table, on_servers, s, Item, ManualClock, Server,
 };
 
 /// Everything a test needs: a raw client, a fresh table, a manual clock.
@@ -75,5 +78,62 @@ impl Env {
             .send()
             .await
             .expect("PutItem");
+    }
+}
+
+/// A fresh table on a server with the fault proxy in front of the server (no faults yet), for
+/// the tests of what lost answers, throttles and slow replies do. Stores use the real clock.
+pub struct FaultyTable {
+    /// The proxy: its faults (`set_faults`) and counters (`stats`, `reset`).
+    pub proxy: FaultyServer,
+    pub table: String,
+}
+
+impl FaultyTable {
+    pub async fn new(server: Server) -> FaultyTable {
+        let endpoint = server.endpoint();
+        FaultyTable {
+            table: new_table(&client_for(&endpoint), "key").await,
+            proxy: faulty(&endpoint, Default::default()).await,
+        }
+    }
+
+    /// A config for the table through the proxy (its requests are faulted and counted).
+    pub fn through(&self) -> StoreConfigBuilder {
+        StoreConfig::builder()
+            .table(&self.table)
+            .endpoint(&self.proxy.endpoint)
+            .region("us-east-1")
+    }
+
+    /// A config for the table straight to the server: another endpoint, so to a store through
+    /// the proxy it is another process.
+    pub fn direct(&self) -> StoreConfigBuilder {
+        self.through().endpoint(&self.proxy.upstream)
+    }
+
+    /// The raw item under table key `key`, straight from the server (consistent read).
+    pub async fn raw(&self, key: &str) -> Option<Item> {
+        client_for(&self.proxy.upstream)
+            .get_item()
+            .table_name(&self.table)
+            .key("key", s(key))
+            .consistent_read(true)
+            .send()
+            .await
+            .expect("GetItem")
+            .item
+    }
+
+    /// Waits (up to 5 s) until the item under `key` is gone.
+    pub async fn until_gone(&self, key: &str) -> bool {
+        let end = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < end {
+            if self.raw(key).await.is_none() {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        false
     }
 }

@@ -1,10 +1,13 @@
-//! Test support for the `ddblock` binary: the local servers started by compat-tests/servers.sh,
-//! a fresh table per test, and helpers to run the binary and read its JSON.
+//! Test support for the `ddblock` binary: the local servers started by compat-tests/servers/servers.sh,
+//! a fresh table per test, and helpers to run the binary and read its JSON, and to drive and
+//! signal child processes. `laravel` drives real Laravel through compat-tests' PHP harness.
 #![allow(dead_code)]
+
+pub mod laravel;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command as StdCommand, Stdio};
+use std::process::{Child, Command as StdCommand, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
@@ -13,6 +16,8 @@ use ddblock::aws_sdk_dynamodb::types::AttributeValue;
 use ddblock::aws_sdk_dynamodb::Client;
 use serde_json::Value;
 
+// Not every test file runs on both servers (`on_servers`): s3.rs and bad_input.rs run on moto.
+#[allow(unused_imports)]
 pub use ddblock_test_support::{on_servers, unique, Server};
 
 /// The built `ddblock` binary.
@@ -31,6 +36,18 @@ pub fn scratch() -> PathBuf {
     std::fs::create_dir_all(&d).unwrap();
     d
 }
+
+/// The fields of `acquire --json` (also printed by `run --json` when the lock is held).
+pub const ACQUIRE_FIELDS: &[&str] = &[
+    "acquired",
+    "name",
+    "key",
+    "owner",
+    "expires_at",
+    "holder",
+    "recovered",
+    "fence",
+];
 
 /// One server, one fresh table (created by `ddblock create-table`), prefix `app_`, layout laravel12.
 pub struct Ctx {
@@ -55,6 +72,25 @@ impl Ctx {
             ctx.cmd().args(["create-table"]).assert().success();
         }
         ctx
+    }
+
+    /// This context's server and table through another endpoint (a fault proxy, say).
+    pub fn via(&self, endpoint: impl Into<String>) -> Ctx {
+        Ctx {
+            server: self.server,
+            endpoint: endpoint.into(),
+            table: self.table.clone(),
+        }
+    }
+
+    /// An endpoint with no DynamoDB behind it (a closed port, a listener that never answers),
+    /// table `cache`.
+    pub fn unserved(endpoint: impl Into<String>) -> Ctx {
+        Ctx {
+            server: Server::Moto,
+            endpoint: endpoint.into(),
+            table: "cache".into(),
+        }
     }
 
     /// Environment of every invocation: this server and table, Laravel's variable names, test
@@ -101,15 +137,7 @@ impl Ctx {
     /// Runs `ddblock --json ARGS`; returns the exit status and the JSON on stdout.
     pub fn json(&self, args: &[&str]) -> (i32, Value) {
         let out = self.cmd().arg("--json").args(args).output().unwrap();
-        let code = out.status.code().expect("exit status");
-        let text = String::from_utf8(out.stdout).unwrap();
-        let v = serde_json::from_str(text.trim()).unwrap_or_else(|e| {
-            panic!(
-                "ddblock {args:?} printed no JSON ({e}): {text:?}; stderr: {}",
-                String::from_utf8_lossy(&out.stderr)
-            )
-        });
-        (code, v)
+        json_of(&out, &format!("ddblock {args:?}"))
     }
 
     /// Runs `ddblock ARGS`; returns (status, stdout, stderr).
@@ -120,6 +148,11 @@ impl Ctx {
             String::from_utf8(out.stdout).unwrap(),
             String::from_utf8(out.stderr).unwrap(),
         )
+    }
+
+    /// `ddblock run NAME --ttl TTL -- sh -c SCRIPT`; returns (status, stdout, stderr).
+    pub fn run_sh(&self, name: &str, ttl: &str, script: &str) -> (i32, String, String) {
+        self.text(&["run", name, "--ttl", ttl, "--", "sh", "-c", script])
     }
 
     /// `status --json NAME`.
@@ -211,6 +244,21 @@ impl Ctx {
     }
 }
 
+/// The exit status and the JSON on stdout of a finished `ddblock --json` (`what` it was, for the
+/// message when there is no JSON).
+pub fn json_of(out: &Output, what: &str) -> (i32, Value) {
+    let code = out.status.code().expect("exit status");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let v = serde_json::from_str(text.trim()).unwrap_or_else(|e| {
+        panic!(
+            "{what} printed no JSON ({e}): {text:?}; stderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (code, v)
+}
+
+/// Runs a future to completion on a runtime of its own.
 pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -227,6 +275,12 @@ pub fn now() -> i64 {
         .as_secs() as i64
 }
 
+/// Some fields of `v` as a JSON array, to assert several at once: `pick(&v, &["a", "b"])` is
+/// `[v["a"], v["b"]]`.
+pub fn pick(v: &Value, names: &[&str]) -> Value {
+    Value::Array(names.iter().map(|n| v[*n].clone()).collect())
+}
+
 /// Asserts that `v` is an object with exactly these fields.
 pub fn assert_fields(v: &Value, fields: &[&str]) {
     let obj = v
@@ -237,6 +291,24 @@ pub fn assert_fields(v: &Value, fields: &[&str]) {
     let mut want = fields.to_vec();
     want.sort_unstable();
     assert_eq!(have, want, "fields of {v}");
+}
+
+/// Waits (polling, bounded) until `path` exists: a command we started got that far.
+pub fn wait_for(path: &Path) {
+    let start = Instant::now();
+    while !path.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "{path:?} never appeared"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Sends `signal` to a child (a `ddblock` we started and have not waited for yet).
+pub fn send_signal(child: &Child, signal: i32) {
+    // SAFETY: kill(2) on the pid of our own child, not yet waited for.
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, signal) }, 0);
 }
 
 /// Waits for a child with a deadline; kills it and panics on timeout.

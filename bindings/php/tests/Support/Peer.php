@@ -7,8 +7,10 @@ namespace Ddblock\Laravel\Tests\Support;
 use RuntimeException;
 
 /**
- * Another implementation holding locks on the same table: the ddblock CLI (the Rust core), or
- * the Python or Node binding through a JSON-lines peer script (tests/peers/).
+ * Another implementation holding locks on the same table: the ddblock CLI (the Rust core, one
+ * process per call), or a long-lived peer of compat-tests/support/peers/PROTOCOL.md (the Rust
+ * core's `ddblock-peer`, the Python binding's `peer.py`, the Node binding's `peer.mjs`),
+ * configured by the DDB_* environment and spoken to in JSON lines.
  */
 final class Peer
 {
@@ -29,27 +31,44 @@ final class Peer
     }
 
     /**
-     * @param  list<string>  $command  the interpreter and script; the config is passed as JSON
+     * Starts a protocol peer and waits for its `hello`.
+     *
+     * @param  list<string>  $command  the program (and interpreter and script)
      * @param  array{table: string, prefix: string, layout: string, endpoint: string}  $config
-     * @param  array<string, string>  $env
+     * @param  array<string, string>  $env  more environment
      */
-    public static function script(string $name, array $command, array $config, array $env = []): self
+    public static function start(string $name, array $command, array $config, array $env = []): self
     {
         $peer = new self($name, $config);
         $process = proc_open(
-            [...$command, json_encode($config)],
+            $command,
             [0 => ['pipe', 'r'], 1 => ['pipe', 'w'], 2 => STDERR],
             $pipes,
             null,
-            $env + getenv()
+            $env + self::environment($config) + getenv()
         );
         if (! is_resource($process)) {
             throw new RuntimeException("cannot start the $name peer");
         }
         $peer->process = $process;
         $peer->pipes = $pipes;
+        $peer->call(['op' => 'hello']);
 
         return $peer;
+    }
+
+    /**
+     * A peer's configuration as the protocol's environment.
+     *
+     * @param  array{table: string, prefix: string, layout: string, endpoint: string}  $config
+     * @return array<string, string>
+     */
+    public static function environment(array $config): array
+    {
+        return [
+            'DDB_ENDPOINT' => $config['endpoint'], 'DDB_TABLE' => $config['table'],
+            'DDB_LAYOUT' => $config['layout'], 'DDB_PREFIX' => $config['prefix'],
+        ];
     }
 
     /** @return array{acquired: bool, owner: string} */
@@ -64,8 +83,8 @@ final class Peer
 
             return ['acquired' => $out['acquired'], 'owner' => (string) $out['owner']];
         }
-
-        $out = $this->call(['op' => 'acquire', 'name' => $name, 'ttl' => $ttl, 'owner' => $owner]);
+        $command = ['op' => 'lock.acquire', 'name' => $name, 'ttl' => $ttl];
+        $out = $this->call($owner === null ? $command : $command + ['owner' => $owner]);
 
         return ['acquired' => $out['acquired'], 'owner' => (string) $out['owner']];
     }
@@ -76,7 +95,7 @@ final class Peer
             return $this->runCli(['release', $name, '--owner', $owner], [0, 1])['released'];
         }
 
-        return $this->call(['op' => 'release', 'name' => $name, 'owner' => $owner])['released'];
+        return $this->call(['op' => 'lock.release', 'name' => $name, 'owner' => $owner])['released'];
     }
 
     /** @return array{owner: string, expires_at: int}|null who holds the lock (a consistent read) */
@@ -87,9 +106,19 @@ final class Peer
 
             return $out['held'] ? ['owner' => (string) $out['owner'], 'expires_at' => $out['expires_at']] : null;
         }
-        $holder = $this->call(['op' => 'holder', 'name' => $name])['holder'];
+        $holder = $this->call(['op' => 'lock.holder', 'name' => $name])['holder'];
 
         return $holder === null ? null : ['owner' => (string) $holder['owner'], 'expires_at' => $holder['expires_at']];
+    }
+
+    /** The table key of lock `$name`, as this peer computes it. */
+    public function key(string $name): string
+    {
+        if ($this->cli !== null) {
+            return (string) $this->runCli(['status', $name], [0])['key'];
+        }
+
+        return (string) $this->call(['op' => 'lock.key', 'name' => $name])['key'];
     }
 
     /**
@@ -118,31 +147,41 @@ final class Peer
     }
 
     /**
+     * One request and its answer; an exception unless `"ok": true`.
+     *
      * @param  array<string, mixed>  $command
      * @return array<string, mixed>
      */
-    private function call(array $command): array
+    public function call(array $command): array
     {
-        fwrite($this->pipes[0], json_encode($command) . "\n");
+        if ($this->process === null) {
+            throw new RuntimeException("the {$this->name} peer is not a protocol peer, or closed");
+        }
+        fwrite($this->pipes[0], json_encode($command, JSON_UNESCAPED_SLASHES) . "\n");
+        fflush($this->pipes[0]);
         $line = fgets($this->pipes[1]);
         if ($line === false) {
             throw new RuntimeException("the {$this->name} peer exited");
         }
         $answer = json_decode($line, true, 512, JSON_THROW_ON_ERROR);
-        if (! $answer['ok']) {
-            throw new RuntimeException("{$this->name} peer: {$answer['error']}");
+        if (! ($answer['ok'] ?? false)) {
+            throw new RuntimeException("{$this->name} peer: " . ($answer['error'] ?? $line));
         }
 
         return $answer;
     }
 
-    public function close(): void
+    /** Closes the peer's stdin (it exits) and waits for it; its exit status. */
+    public function close(): int
     {
+        $status = 0;
         if ($this->process !== null) {
             fclose($this->pipes[0]);
             fclose($this->pipes[1]);
-            proc_close($this->process);
+            $status = proc_close($this->process);
             $this->process = null;
         }
+
+        return $status;
     }
 }

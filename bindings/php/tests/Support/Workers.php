@@ -8,8 +8,9 @@ use RuntimeException;
 
 /**
  * Concurrent lock workers, looping acquire, work, release on a few names and recording each
- * hold: `php compat-tests/php/harness.php worker` processes with stock Laravel's lock (group
- * `laravel`) or the driver's (group `ddblock`), and `tests/peers/worker.py` processes with the
+ * hold: peers of compat-tests/support/peers/PROTOCOL.md, each sent one `cycles` request: the PHP
+ * peer `compat-tests/laravel/harness.php` with stock Laravel's lock (group `laravel`) or the
+ * driver's (group `ddblock`), and the Python peer `compat-tests/support/peers/peer.py` with the
  * Rust core through the Python binding (group `core`), all writing the same records.
  */
 final class Workers
@@ -36,38 +37,52 @@ final class Workers
             throw new RuntimeException("$python is missing: bindings/python/test.sh builds the Python binding");
         }
         $record = tempnam(sys_get_temp_dir(), 'ddblock-workers-');
-        // Every worker waits until then: the PHP and Python processes start at different speeds.
-        $startAt = sprintf('%.3f', microtime(true) + 2.0);
-        $processes = [];
-        $i = 0;
+        $workers = [];
         foreach ($groups as $driver => $count) {
-            for ($n = 0; $n < $count; $n++, $i++) {
+            for ($n = 0; $n < $count; $n++) {
                 $env = [
                     'DDB_ENDPOINT' => $endpoint, 'DDB_TABLE' => $table, 'DDB_LAYOUT' => $layout,
-                    'DDB_PREFIX' => 'app_', 'DDB_DRIVER' => $driver, 'W_NAMES' => implode(',', $names),
-                    'W_CYCLES' => (string) $cycles, 'W_TTL' => (string) $ttl, 'W_WORK_MS' => (string) $workMs,
-                    'W_RECORD' => $record, 'W_SEED' => (string) (100 + $i), 'W_START_AT' => $startAt,
-                ] + getenv();
+                    'DDB_PREFIX' => 'app_',
+                ] + ($driver === 'core' ? [] : ['DDB_DRIVER' => $driver]) + getenv();
                 $command = $driver === 'core'
-                    ? [$python, __DIR__ . '/../peers/worker.py']
-                    : [PHP_BINARY, ddblock_repo_root() . '/compat-tests/php/harness.php', 'worker'];
-                $processes[] = proc_open(
-                    $command,
-                    [0 => ['file', '/dev/null', 'r'], 1 => ['file', '/dev/null', 'w'], 2 => ['pipe', 'w']],
-                    $pipes,
-                    null,
-                    $env
-                );
-                $stderr[] = $pipes[2];
+                    ? [$python, ddblock_repo_root() . '/compat-tests/support/peers/peer.py']
+                    : [PHP_BINARY, ddblock_repo_root() . '/compat-tests/laravel/harness.php'];
+                $stderr = tmpfile();
+                $io = [0 => ['pipe', 'r'], 1 => ['pipe', 'w'], 2 => $stderr];
+                $process = proc_open($command, $io, $pipes, null, $env);
+                if (! is_resource($process)) {
+                    throw new RuntimeException('cannot start ' . implode(' ', $command));
+                }
+                $workers[] = [$process, $pipes, $stderr];
             }
         }
-        $errors = '';
-        foreach ($processes as $k => $process) {
-            $errors .= stream_get_contents($stderr[$k]);
-            fclose($stderr[$k]);
-            if (proc_close($process) !== 0) {
-                throw new RuntimeException("a worker failed: $errors");
+        try {
+            // Every peer loaded and ready first, then one start for all: the PHP and Python
+            // processes start at different speeds.
+            foreach ($workers as $w) {
+                self::call($w, ['op' => 'hello']);
             }
+            $startAt = microtime(true) + 0.5;
+            foreach ($workers as $i => $w) {
+                self::send($w, [
+                    'op' => 'cycles', 'names' => $names, 'cycles' => $cycles, 'ttl' => $ttl, 'work_ms' => $workMs,
+                    'record' => $record, 'seed' => 100 + $i, 'start_at' => $startAt,
+                ]);
+            }
+            foreach ($workers as $w) {
+                self::answer($w);
+            }
+        } finally {
+            $statuses = [];
+            foreach ($workers as [$process, $pipes, $stderr]) {
+                fclose($pipes[0]); // EOF: the peer exits
+                fclose($pipes[1]);
+                $statuses[] = proc_close($process);
+                fclose($stderr);
+            }
+        }
+        if (array_filter($statuses) !== []) {
+            throw new RuntimeException('a worker exited non-zero: ' . json_encode($statuses));
         }
         $records = [];
         foreach (file($record, FILE_IGNORE_NEW_LINES | FILE_SKIP_EMPTY_LINES) ?: [] as $line) {
@@ -76,6 +91,47 @@ final class Workers
         unlink($record);
 
         return $records;
+    }
+
+    /**
+     * @param  array{0: resource, 1: array<int, resource>, 2: resource}  $worker
+     * @param  array<string, mixed>  $request
+     */
+    private static function send(array $worker, array $request): void
+    {
+        fwrite($worker[1][0], json_encode($request, JSON_UNESCAPED_SLASHES) . "\n");
+        fflush($worker[1][0]);
+    }
+
+    /**
+     * The worker's next answer; an exception (with its stderr) unless `"ok": true`.
+     *
+     * @param  array{0: resource, 1: array<int, resource>, 2: resource}  $worker
+     * @return array<string, mixed>
+     */
+    private static function answer(array $worker): array
+    {
+        $line = fgets($worker[1][1]);
+        $answer = $line === false ? null : json_decode($line, true);
+        if (! is_array($answer) || ! ($answer['ok'] ?? false)) {
+            rewind($worker[2]);
+            throw new RuntimeException('a worker failed: ' . ($line === false ? 'it exited' : $line)
+                . ' ' . stream_get_contents($worker[2]));
+        }
+
+        return $answer;
+    }
+
+    /**
+     * @param  array{0: resource, 1: array<int, resource>, 2: resource}  $worker
+     * @param  array<string, mixed>  $request
+     * @return array<string, mixed>
+     */
+    private static function call(array $worker, array $request): array
+    {
+        self::send($worker, $request);
+
+        return self::answer($worker);
     }
 
     /**

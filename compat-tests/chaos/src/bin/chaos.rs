@@ -2,12 +2,16 @@
 //! disk, so it survives the restart mid-run) behind the fault proxy with every fault on at once,
 //! runs workers in Rust, Python, Node and PHP (the ddblock/laravel driver) on shared keys and
 //! stock Laravel workers on their own keys (the control group), some under `faketime` with their
-//! clock 2 s ahead or behind, restarts the server once, then judges the run with the checker
-//! from the proxy's journal of committed writes. Prints the table of figures; exits 1 when a
-//! ddblock guarantee was broken. Stops every process it started, whatever happens.
+//! clock 2 s ahead or behind; each worker is its language's peer (compat-tests/support/peers/
+//! PROTOCOL.md; the Rust one is `ddblock-peer` beside this binary, `cargo build -p
+//! ddblock-test-support --bin ddblock-peer`) given one `chaos` request. It restarts the server
+//! once, then judges the run with the checker from the proxy's journal of committed writes.
+//! Prints the table of figures; exits 1 when a ddblock guarantee was broken. Stops every process
+//! it started, whatever happens.
 
 use std::collections::HashMap;
 use std::fs;
+use std::io::Write;
 use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -19,11 +23,11 @@ use ddblock::aws_sdk_dynamodb::Client;
 use ddblock::{CreateTableOptions, Store, StoreConfig};
 use ddblock_chaos::checker::{check, Cycle, GroupReport, Keys, LockKey, Report};
 use ddblock_chaos::guarded::resource_key;
-use ddblock_chaos::profile::{env, Profile};
-use ddblock_fault_proxy::{FaultConfig, ProxyConfig};
+use ddblock_chaos::peers::{answer_problem, worker_commands, PREFIX};
+use ddblock_chaos::profile::Profile;
+use ddblock_fault_proxy::FaultConfig;
+use ddblock_test_support::faulty::try_faulty;
 use ddblock_test_support::repo_root;
-
-const PREFIX: &str = "chaos_";
 
 /// Children in their own process groups, killed (the whole group) when dropped.
 struct Group(Vec<(String, Child)>);
@@ -33,6 +37,15 @@ impl Group {
         let child = cmd.process_group(0).spawn()?;
         self.0.push((label.to_owned(), child));
         Ok(())
+    }
+
+    /// Spawns a peer, writes its one request line and closes its stdin (the peer answers, then
+    /// exits at the end of its input).
+    fn spawn_peer(&mut self, label: &str, cmd: Command, request: &str) -> std::io::Result<()> {
+        self.spawn(label, cmd)?;
+        let child = &mut self.0.last_mut().expect("just spawned").1;
+        let mut stdin = child.stdin.take().expect("stdin piped");
+        stdin.write_all(request.as_bytes())
     }
 }
 
@@ -142,114 +155,6 @@ fn args() -> Result<Args, String> {
         }
     }
     Ok(Args { profile, out, only })
-}
-
-/// One worker process: language, id, the command.
-struct WorkerSpec {
-    lang: &'static str,
-    id: String,
-    cmd: Command,
-}
-
-fn worker_commands(
-    root: &Path,
-    p: &Profile,
-    endpoint: &str,
-    table: &str,
-    out: &Path,
-) -> Vec<WorkerSpec> {
-    let exe_dir = std::env::current_exe()
-        .ok()
-        .and_then(|e| e.parent().map(Path::to_path_buf))
-        .expect("the chaos binary's directory");
-    let names = |prefix: &str, n: usize| (0..n).map(|i| format!("{prefix}{i}")).collect::<Vec<_>>();
-    let keys = names("k", p.keys).join(",");
-    let control_keys = names("c", p.control_keys).join(",");
-    let python = root.join("bindings/python/.venv/bin/python");
-    let chaos_dir = root.join("compat-tests/chaos/workers");
-    let mut specs = Vec::new();
-    let mut skews = p.skews.clone();
-    let mut n = 0u64;
-    let mut make = |lang: &'static str, program: Command, keys: &str, control: bool| {
-        n += 1;
-        let id = format!("{lang}-{n}");
-        // Skewed clocks go to the first ddblock worker of each language the profile names.
-        let skew = match skews.iter().position(|(l, _)| *l == lang) {
-            Some(i) if !control => Some(skews.remove(i).1),
-            _ => None,
-        };
-        let mut cmd = match skew {
-            Some(s) => {
-                let mut c = Command::new("faketime");
-                c.args(["-f", s])
-                    .arg(program.get_program())
-                    .args(program.get_args())
-                    .env("DONT_FAKE_MONOTONIC", "1");
-                c
-            }
-            None => program,
-        };
-        cmd.env(env::ENDPOINT, endpoint)
-            .env(env::TABLE, table)
-            .env(env::PREFIX, PREFIX)
-            .env(env::KEYS, keys)
-            .env(
-                env::ACQUISITIONS,
-                if control {
-                    p.control_acquisitions
-                } else {
-                    p.acquisitions
-                }
-                .to_string(),
-            )
-            .env(env::TTL, p.ttl_secs.to_string())
-            .env(env::WORK_MS, p.work.as_millis().to_string())
-            .env(env::WAIT_MS, p.wait.as_millis().to_string())
-            .env(env::MARGIN, p.margin_secs.to_string())
-            .env(env::DURATION_MS, p.max_duration.as_millis().to_string())
-            .env(env::WORKER, &id)
-            .env(env::OUT, out.join(format!("{id}.jsonl")))
-            .env(env::SEED, (p.seed * 1000 + n).to_string())
-            .env("AWS_ACCESS_KEY_ID", "test")
-            .env("AWS_SECRET_ACCESS_KEY", "test")
-            .env("AWS_DEFAULT_REGION", "us-east-1")
-            .stdout(Stdio::null())
-            .stderr(fs::File::create(out.join(format!("{id}.stderr"))).expect("stderr file"));
-        let label = match skew {
-            Some(s) => format!("{id} (clock {s})"),
-            None => id.clone(),
-        };
-        specs.push(WorkerSpec {
-            lang,
-            id: label,
-            cmd,
-        });
-    };
-    for _ in 0..p.workers_per_lang {
-        make(
-            "rust",
-            Command::new(exe_dir.join("chaos-worker")),
-            &keys,
-            false,
-        );
-        let mut py = Command::new(&python);
-        py.arg(chaos_dir.join("worker.py"));
-        make("python", py, &keys, false);
-        let mut node = Command::new("node");
-        node.arg(chaos_dir.join("worker.mjs"));
-        make("node", node, &keys, false);
-        let mut php = Command::new("php");
-        php.arg(chaos_dir.join("worker.php"))
-            .env("CHAOS_DRIVER", "ddblock");
-        make("php", php, &keys, false);
-    }
-    for _ in 0..p.control_workers {
-        let mut php = Command::new("php");
-        php.arg(chaos_dir.join("worker.php"))
-            .env("CHAOS_DRIVER", "laravel");
-        make("laravel", php, &control_keys, true);
-    }
-    specs
 }
 
 fn print_report(p: &Profile, r: &Report, elapsed: Duration, workers: &[String]) {
@@ -454,19 +359,17 @@ async fn run(args: Args) -> Result<bool, String> {
         stale_probability: 0.5,
         ..FaultConfig::default()
     };
-    let proxy = ddblock_fault_proxy::start(ProxyConfig {
-        upstream: upstream.clone(),
-        listen: "127.0.0.1:0".into(),
-        faults,
-    })
-    .await
-    .map_err(|e| format!("fault proxy: {e}"))?;
+    let proxy = try_faulty(&upstream, faults).await?.proxy;
 
     let mut specs = worker_commands(&root, &p, &proxy.url(), table, &records);
     if let Some(only) = &args.only {
         specs.retain(|s| only.iter().any(|l| l == s.lang));
     }
     let labels: Vec<String> = specs.iter().map(|s| s.id.clone()).collect();
+    let answers: HashMap<String, PathBuf> = specs
+        .iter()
+        .map(|s| (s.id.clone(), s.answer.clone()))
+        .collect();
     let mut workers = Group(Vec::new());
     let started = Instant::now();
     eprintln!(
@@ -478,9 +381,13 @@ async fn run(args: Args) -> Result<bool, String> {
     );
     for s in specs {
         let lang = s.lang;
-        workers
-            .spawn(&s.id, s.cmd)
-            .map_err(|e| format!("cannot start the {lang} worker {}: {e}", s.id))?;
+        workers.spawn_peer(&s.id, s.cmd, &s.request).map_err(|e| {
+            let hint = match lang {
+                "rust" => " (cargo build -p ddblock-test-support --bin ddblock-peer)",
+                _ => "",
+            };
+            format!("cannot start the {lang} worker {}: {e}{hint}", s.id)
+        })?;
     }
 
     // The restart, while the workers run.
@@ -549,9 +456,14 @@ async fn run(args: Args) -> Result<bool, String> {
             }
         }
     }
-    // A worker that did not exit 0 (a panic, an uncaught exception) is an untyped failure.
+    // A worker that did not exit 0 (a panic, an uncaught exception) or did not answer ok is an
+    // untyped failure.
     for (label, code) in &exits {
-        if *code != Some(0) {
+        let problem = match code {
+            Some(0) => answers.get(label).and_then(|a| answer_problem(a)),
+            _ => Some(format!("exited {code:?}")),
+        };
+        if let Some(problem) = problem {
             let lang = label.split('-').next().unwrap_or("?").to_owned();
             let stderr = fs::read_to_string(records.join(format!(
                 "{}.stderr",
@@ -562,7 +474,7 @@ async fn run(args: Args) -> Result<bool, String> {
             cycles.push(Cycle {
                 lang,
                 worker: label.clone(),
-                untyped: vec![format!("{label} exited {code:?}: {tail}")],
+                untyped: vec![format!("{label} {problem}: {tail}")],
                 ..Cycle::default()
             });
         }

@@ -1,6 +1,6 @@
 //! PHP's numeric-string rules and float text forms, as Laravel's DynamoDB
 //! store relies on them (PHP 8 semantics, checked against `php` 8.2 by
-//! `compat-tests/fixtures/php-codec.json`).
+//! `compat-tests/conformance/php-codec.json`).
 
 use super::CodecError;
 

@@ -1,0 +1,156 @@
+//! `ddblock doctor`: the core's table check (`Store::doctor`), printed with what to do about each
+//! check that is not ok, and its exit status.
+
+use clap::Args;
+use ddblock::admin::{CheckId, CheckStatus, ClockReading, DoctorOptions, TtlState};
+use ddblock::Store;
+use serde_json::{json, Value};
+
+use crate::admin::{item_json, scan_options, ScanArgs};
+use crate::global::Global;
+use crate::out::{self, print_json, ProgressLine, EXIT_FAILURE, EXIT_OK};
+
+/// `doctor`.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    #[command(flatten)]
+    pub scan: ScanArgs,
+    /// Skip the item checks (no Scan)
+    #[arg(long)]
+    pub no_scan: bool,
+    /// A live lock with more than SECS left (and at most 86460) counts as a ttl-0 lock
+    #[arg(long, value_name = "SECS", default_value_t = ddblock::admin::DEFAULT_LONG_LOCK_SECS, allow_negative_numbers = true)]
+    pub min_remaining: i64,
+}
+
+/// What to do about a check that is not ok (CLI wording: the core's report has the facts).
+fn fix(
+    id: CheckId,
+    status: CheckStatus,
+    ttl: Option<&TtlState>,
+    clock: Option<ClockReading>,
+    exp: &str,
+) -> Option<String> {
+    if matches!(status, CheckStatus::Ok | CheckStatus::Skipped) {
+        return None;
+    }
+    Some(match id {
+        CheckId::Table if status == CheckStatus::Fail => {
+            "run `ddblock create-table` (same --table/--endpoint/--region), or fix the table name, endpoint or region".into()
+        }
+        CheckId::Table => "wait until the table is ACTIVE".into(),
+        CheckId::KeySchema => "a key schema cannot be changed: point --table at Laravel's cache table, or create a new table with `ddblock create-table --table NEW`".into(),
+        CheckId::Ttl => match ttl {
+            Some(TtlState::Unknown { .. }) => "check TTL in the AWS console (local emulators may not implement it)".into(),
+            Some(TtlState::Disabled) => format!("run `ddblock create-table` (enables TTL on `{exp}` of an existing table), or schedule `ddblock sweep`"),
+            _ => format!("TTL works on one attribute: disable it and enable it on `{exp}`, or schedule `ddblock sweep`"),
+        },
+        CheckId::ExpiredItems => "enable TTL (`ddblock create-table`), or run `ddblock sweep` (deletes only expired items)".into(),
+        CheckId::DefaultTtlLocks => "see them with `ddblock list --locks`; if a holder is gone, `ddblock force-release NAME` (or `ddblock release NAME --owner OWNER`); release with ddblock so locks cannot stick".into(),
+        CheckId::InvalidItems => "find what else writes to this table (`ddblock list --all`); ddblock leaves these items alone".into(),
+        CheckId::Layout => "set --layout / DDBLOCK_LAYOUT to the PHP side's Laravel version (laravel8 for 8-10, laravel11, laravel12 for 12+) and --prefix / CACHE_PREFIX to the app's `config('cache.prefix')`; `ddblock list --all` shows every key".into(),
+        CheckId::Clock => match clock {
+            Some(ClockReading::Measured(o)) if status == CheckStatus::Fail => format!("synchronise this host's clock (NTP: chrony, systemd-timesyncd; on AWS the Amazon Time Sync Service), or raise --clock-skew-margin / DDBLOCK_CLOCK_SKEW_MARGIN to at least {} on every host that takes these locks (PHP: ddblock.clock_skew_margin)", o.margin_needed()),
+            _ => "run doctor again: more answers narrow the interval; keep the clock synchronised (NTP)".into(),
+        },
+    })
+}
+
+/// The clock measurement of `doctor --json`: the offset interval (this host minus DynamoDB, in
+/// seconds) and the allowance, or why there is none.
+fn clock_json(reading: Option<ClockReading>, allowed: f64) -> Value {
+    match reading {
+        None => Value::Null,
+        Some(ClockReading::Measured(o)) => json!({
+            "offset": o.estimate(),
+            "low": o.low,
+            "high": o.high,
+            "answers": o.samples,
+            "allowed": allowed,
+        }),
+        Some(r) => json!({"unmeasured": r.unmeasured(), "allowed": allowed}),
+    }
+}
+
+/// `ddblock doctor`: exit 1 when a check fails.
+pub async fn doctor(store: &Store, g: &Global, a: &DoctorArgs) -> ddblock::Result<i32> {
+    let c = store.config();
+    let progress = ProgressLine::new(g.progress, g.json, "doctor");
+    let opts = DoctorOptions::new()
+        .scan((!a.no_scan).then(|| scan_options(&a.scan)))
+        .min_remaining_secs(a.min_remaining);
+    let report = store.doctor(&opts, |p| progress.update(p)).await;
+    progress.finish();
+    let r = report?;
+    let exp = c.expiration_attribute();
+    let endpoint = c.endpoint().unwrap_or("the default AWS endpoint");
+    if g.json {
+        let checks: Vec<Value> = r
+            .checks
+            .iter()
+            .map(|k| {
+                json!({
+                    "id": k.id.as_str(),
+                    "status": k.status.as_str(),
+                    "detail": k.detail,
+                    "fix": fix(k.id, k.status, r.ttl.as_ref(), r.clock, exp),
+                })
+            })
+            .collect();
+        let counts = r.counts.map(|n| {
+            json!({
+                "scanned": n.scanned,
+                "items": n.items,
+                "locks": n.locks,
+                "cache": n.cache,
+                "other": n.other,
+                "expired_but_present": n.expired_but_present,
+                "default_ttl_locks": n.default_ttl_locks,
+                "invalid_expiry": n.invalid_expiry,
+                "skipped": n.skipped,
+            })
+        });
+        print_json(&json!({
+            "table": c.table(),
+            "endpoint": endpoint,
+            "healthy": r.healthy(),
+            "table_status": r.table_status,
+            "billing_mode": r.billing_mode,
+            "ttl": r.ttl.as_ref().map(|t| json!({"status": t.as_str(), "attribute": t.attribute()})),
+            "checks": checks,
+            "counts": counts,
+            "default_ttl_locks": r.default_ttl_examples.iter().map(item_json).collect::<Vec<_>>(),
+            "clock": clock_json(r.clock, r.clock_allowed),
+        }));
+    } else {
+        println!("table `{}` at {endpoint}", c.table());
+        for k in &r.checks {
+            println!(
+                "  {:<7} {:<17} {}",
+                k.status.as_str(),
+                k.id.as_str(),
+                k.detail
+            );
+            if let Some(f) = fix(k.id, k.status, r.ttl.as_ref(), r.clock, exp) {
+                println!("  {:<7} {:<17} fix: {f}", "", "");
+            }
+        }
+        for i in &r.default_ttl_examples {
+            println!(
+                "          ttl-0 lock `{}` (key {}), {}",
+                i.name.as_deref().unwrap_or("?"),
+                i.key,
+                out::until(i.expires_at)
+            );
+        }
+        println!(
+            "{}",
+            if r.healthy() {
+                "no failures"
+            } else {
+                "FAILED: see the fixes above"
+            }
+        );
+    }
+    Ok(if r.healthy() { EXIT_OK } else { EXIT_FAILURE })
+}

@@ -1,0 +1,205 @@
+//! The lock commands against the local servers (moto and dynalite): `acquire`, `release`,
+//! `refresh`, `force-release` and `status`, their JSON fields, exit statuses and text; owners,
+//! waits, fences, layouts and raw keys.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{assert_fields, now, on_servers, pick, Ctx, Server, ACQUIRE_FIELDS};
+use serde_json::json;
+
+const RELEASE_FIELDS: &[&str] = &["released", "outcome", "name", "key", "holder"];
+const STATUS_FIELDS: &[&str] = &[
+    "name",
+    "key",
+    "held",
+    "owner",
+    "expires_at",
+    "expires_in",
+    "fence",
+];
+
+fn acquire_status_release(server: Server) {
+    let ctx = Ctx::new(server);
+    let t = now();
+    let (code, a) = ctx.json(&["acquire", "orders", "--ttl", "30"]);
+    assert_eq!(code, 0, "{a}");
+    assert_fields(&a, ACQUIRE_FIELDS);
+    assert_eq!(a["acquired"], true);
+    assert_eq!(
+        (a["name"].clone(), a["key"].clone()),
+        (json!("orders"), json!("app_orders"))
+    );
+    assert_eq!(a["holder"], json!(null));
+    let owner = a["owner"].as_str().unwrap().to_owned();
+    assert_eq!(owner.len(), 16);
+    let expires = a["expires_at"].as_i64().unwrap();
+    assert!((t + 30..=t + 32).contains(&expires));
+
+    let s = ctx.status("orders");
+    assert_fields(&s, STATUS_FIELDS);
+    assert_eq!(
+        pick(&s, &["held", "owner", "expires_at"]),
+        json!([true, owner, expires])
+    );
+    assert!(
+        (25..=31).contains(&s["expires_in"].as_i64().unwrap()),
+        "{s}"
+    );
+    let (_, human, _) = ctx.text(&["status", "orders"]);
+    assert!(
+        human.contains(&owner) && human.contains("held by"),
+        "{human}"
+    );
+
+    // Someone else: exit 75, the holder named.
+    let (code, b) = ctx.json(&["acquire", "orders", "--ttl", "30"]);
+    assert_eq!(code, 75, "{b}");
+    assert_fields(&b, ACQUIRE_FIELDS);
+    assert_eq!(b["acquired"], false);
+    assert_eq!(
+        b["holder"],
+        json!({"owner": owner, "expires_at": expires, "fence": a["fence"]})
+    );
+    let (code, out, err) = ctx.text(&["acquire", "orders", "--ttl", "30"]);
+    assert_eq!((code, out.as_str()), (75, ""));
+    assert!(
+        err.contains(&format!("held by owner \"{}…\"", &owner[..4])),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+
+    // Release by the wrong owner, then the right one, then again.
+    let (code, r) = ctx.json(&["release", "orders", "--owner", "not-the-owner"]);
+    assert_eq!(code, 1);
+    assert_fields(&r, RELEASE_FIELDS);
+    assert_eq!(
+        (r["released"].clone(), r["outcome"].clone()),
+        (json!(false), json!("held_by_other"))
+    );
+    assert_eq!(r["holder"]["owner"], json!(owner));
+    let (code, r) = ctx.json(&["release", "orders", "--owner", &owner]);
+    assert_eq!(code, 0, "{r}");
+    assert_eq!(
+        pick(&r, &["released", "outcome", "holder"]),
+        json!([true, "released", null])
+    );
+    let (code, r) = ctx.json(&["release", "orders", "--owner", &owner]);
+    assert_eq!((code, r["outcome"].clone()), (1, json!("not_held")));
+    let s = ctx.status("orders");
+    assert_eq!(
+        s,
+        json!({"name": "orders", "key": "app_orders", "held": false, "owner": null, "expires_at": null, "expires_in": null, "fence": null})
+    );
+
+    // Human output: the owner alone on stdout.
+    let (code, out, _) = ctx.text(&["acquire", "orders", "--ttl", "30"]);
+    assert_eq!(code, 0);
+    let owner2 = out.trim();
+    assert_eq!(owner2.len(), 16);
+    let (code, out, _) = ctx.text(&["release", "orders", "--owner", owner2]);
+    assert_eq!(code, 0);
+    assert!(out.contains("released"), "{out}");
+    let (code, _, err) = ctx.text(&["release", "orders", "--owner", owner2]);
+    assert_eq!(code, 1);
+    assert!(err.contains("not held"), "{err}");
+}
+
+fn acquire_with_owner_and_wait(server: Server) {
+    let ctx = Ctx::new(server);
+    // Taken first: it frees itself (ttl 1) while the steps below run.
+    ctx.acquire("short", 1);
+    // A numeric owner is stored as N and shown as a JSON number.
+    let (code, a) = ctx.json(&["acquire", "num", "--ttl", "30", "--owner", "12345"]);
+    assert_eq!(code, 0, "{a}");
+    assert_eq!(a["owner"], json!(12345));
+    assert_eq!(ctx.status("num")["owner"], json!(12345));
+    // The same owner from another process: refused, as Laravel refuses it (only an attempt's
+    // own write is recovered).
+    let (code, again) = ctx.json(&["acquire", "num", "--ttl", "30", "--owner", "12345"]);
+    assert_eq!(
+        (code, again["acquired"].clone()),
+        (75, json!(false)),
+        "{again}"
+    );
+    assert!(a["fence"].as_u64().is_some(), "{a}");
+    assert_eq!(ctx.status("num")["fence"], a["fence"]);
+    // Waiting for a held lock gives up after --wait.
+    let start = Instant::now();
+    let (code, b) = ctx.json(&["acquire", "num", "--ttl", "30", "--wait", "1"]);
+    assert_eq!(code, 75, "{b}");
+    assert!(start.elapsed() >= Duration::from_secs(1));
+    assert_eq!(b["holder"]["owner"], json!(12345));
+    let (code, r) = ctx.json(&["release", "num", "--owner", "12345"]);
+    assert_eq!((code, r["outcome"].clone()), (0, json!("released")));
+    // Waiting for a lock that frees itself succeeds.
+    let (code, c) = ctx.json(&["acquire", "short", "--ttl", "30", "--wait", "5"]);
+    assert_eq!((code, c["acquired"].clone()), (0, json!(true)), "{c}");
+    // Bad ttl.
+    let (code, _, err) = ctx.text(&["acquire", "x", "--ttl=-5"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("invalid ttl -5"), "{err}");
+}
+
+fn force_release_and_raw_keys(server: Server) {
+    let ctx = Ctx::new(server);
+    ctx.acquire("stuck", 0);
+    let (code, v) = ctx.json(&["force-release", "stuck"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        v,
+        json!({"force_released": true, "name": "stuck", "key": "app_stuck"})
+    );
+    assert_eq!(ctx.status("stuck")["held"], false);
+
+    // Laravel 8's double prefix, then the same lock by its literal table key.
+    let (code, a) = ctx.json(&["--layout", "laravel8", "acquire", "report", "--ttl", "30"]);
+    assert_eq!(code, 0);
+    assert_eq!(a["key"], "app_:app_:report");
+    let owner = a["owner"].as_str().unwrap();
+    let (_, s) = ctx.json(&["status", "--raw-key", "app_:app_:report"]);
+    assert_eq!(
+        (s["held"].clone(), s["key"].clone(), s["owner"].clone()),
+        (json!(true), json!("app_:app_:report"), json!(owner))
+    );
+    // Flags override the environment: another prefix sees another key.
+    let (_, s) = ctx.json(&[
+        "status", "report", "--layout", "laravel8", "--prefix", "other_",
+    ]);
+    assert_eq!(
+        (s["held"].clone(), s["key"].clone()),
+        (json!(false), json!("other_:other_:report"))
+    );
+    let (code, r) = ctx.json(&["release", "--raw-key", "app_:app_:report", "--owner", owner]);
+    assert_eq!((code, r["outcome"].clone()), (0, json!("released")));
+    let (code, _, _) = ctx.text(&["force-release", "--raw-key", "app_:app_:report"]);
+    assert_eq!(code, 0, "force-release of a free lock is fine");
+}
+
+fn refresh_and_fence(server: Server) {
+    let ctx = Ctx::new(server);
+    let (code, a) = ctx.json(&["acquire", "job", "--ttl", "30"]);
+    assert_eq!(code, 0, "{a}");
+    let owner = a["owner"].as_str().unwrap().to_owned();
+    let (code, r) = ctx.json(&["refresh", "job", "--owner", &owner, "--ttl", "600"]);
+    assert_eq!((code, r["refreshed"].clone()), (0, json!(true)), "{r}");
+    let left = r["expires_at"].as_i64().unwrap() - now();
+    assert!((590..=601).contains(&left), "{r}");
+    let (code, r) = ctx.json(&["refresh", "job", "--owner", "someone-else", "--ttl", "600"]);
+    assert_eq!((code, r["refreshed"].clone()), (1, json!(false)), "{r}");
+    let (code, _) = ctx.json(&["release", "job", "--owner", &owner]);
+    assert_eq!(code, 0);
+    // `run` hands the fencing token to the command.
+    let (code, out, err) = ctx.run_sh("job", "30", "echo $DDBLOCK_FENCE");
+    assert_eq!(code, 0, "{err}");
+    assert!(out.trim().parse::<u64>().is_ok(), "a fence: {out:?}");
+}
+
+on_servers!(
+    sync
+    acquire_status_release,
+    acquire_with_owner_and_wait,
+    force_release_and_raw_keys,
+    refresh_and_fence,
+);

@@ -1,0 +1,346 @@
+#!/usr/bin/env python3
+"""Installs each package of dist/ (./package.sh) as a user would, into a clean place with no Rust
+toolchain on PATH, and runs that front's quickstart from the README against a local server.
+
+    compat-tests/packages/install-tests.py [DIST]        # DIST defaults to dist/
+
+Every command runs under `env -i` with PATH=/usr/bin:/bin (plus the folder of what was just
+installed), HOME in a scratch folder and only the variables the quickstart needs, after checking
+that neither cargo nor rustc can be found there:
+
+    cli     the tarball unpacked: `ddblock --version`, `create-table`, the README's shell block
+            (run --heartbeat, status, doctor), then `status --json` of a lock `run` holds
+    python  the wheel into a new venv (pip --no-index: nothing else is fetched): a table made
+            with create_table(), then the README's Python block (sync) and docs/python.md's
+            asyncio block
+    node    both npm tarballs into a scratch app (npm --offline): a table made with createTable(),
+            then the README's JS block as an ES module, and the same store through require() as
+            CommonJS
+    php     the Composer archive unpacked and loaded into a Laravel app (Debian's 8.83): the
+            driver's ApplicationTest (discovery from composer.json, the dynamodb store taken
+            over, a lock taken and released) with the package read from the archive only
+
+Needs DDBLOCK_TEST_MOTO (compat-tests/servers/servers.sh start); prints one line per check and ends with
+`N passed, M failed`.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+CLEAN_PATH = "/usr/bin:/bin"
+
+_spec = importlib.util.spec_from_file_location("snippets", ROOT / "compat-tests/docs/snippets.py")
+assert _spec and _spec.loader
+snippets = importlib.util.module_from_spec(_spec)
+sys.modules["snippets"] = snippets
+_spec.loader.exec_module(snippets)
+
+
+def block(page: str, lang: str, after: str | None = None) -> str:
+    """The first `lang` block of `page` (after the heading `after`, if given), as written."""
+    path = ROOT / page
+    lines = path.read_text(encoding="utf-8").split("\n")
+    start = 0
+    if after is not None:
+        start = next(i for i, line in enumerate(lines) if line.strip() == after)
+    for b in snippets.blocks(path):
+        if b.lang == lang and b.line > start:
+            return str(b.code)
+    raise SystemExit(f"install-tests: no {lang} block in {page} after {after!r}")
+
+
+GLIBC = (2, 17)
+
+
+def glibc_needed(native: Path) -> tuple[int, ...]:
+    """The newest GLIBC_x.y symbol version `native` (an ELF file) needs, from `objdump -T`."""
+    out = subprocess.run(
+        ["objdump", "-T", str(native)], capture_output=True, text=True, check=True
+    ).stdout
+    versions = [tuple(int(n) for n in v.split(".")) for v in re.findall(r"GLIBC_([0-9.]+)\b", out)]
+    return max(versions, default=(0,))
+
+
+def check_glibc(native: Path, what: str) -> None:
+    need = glibc_needed(native)
+    assert need <= GLIBC, (
+        f"{what} needs GLIBC_{'.'.join(map(str, need))}, newer than the "
+        f"{'.'.join(map(str, GLIBC))} the package promises"
+    )
+
+
+class Run:
+    def __init__(self, dist: Path, url: str, scratch: Path) -> None:
+        self.dist, self.url, self.scratch = dist, url, scratch
+        self.home = scratch / "home"
+        self.home.mkdir()
+        self.results: list[tuple[str, bool, str]] = []
+        self.table = f"install{os.getpid()}"
+        self.bin: Path | None = None
+
+    def one(self, pattern: str) -> Path:
+        found = sorted(self.dist.glob(pattern))
+        if len(found) != 1:
+            raise SystemExit(f"install-tests: want one {pattern} in {self.dist}, found {found}")
+        return found[0]
+
+    def env(self, extra_path: str = "", **more: str) -> dict[str, str]:
+        path = f"{extra_path}:{CLEAN_PATH}" if extra_path else CLEAN_PATH
+        env = {
+            "PATH": path,
+            "HOME": str(self.home),
+            "LANG": "C.UTF-8",
+            "DYNAMODB_ENDPOINT": self.url,
+            "DYNAMODB_CACHE_TABLE": self.table,
+            "AWS_DEFAULT_REGION": "us-east-1",
+            "AWS_ACCESS_KEY_ID": "test",
+            "AWS_SECRET_ACCESS_KEY": "test",
+            "AWS_EC2_METADATA_DISABLED": "true",
+            "npm_config_cache": str(self.scratch / "npm-cache"),
+            "npm_config_update_notifier": "false",
+        }
+        env.update(more)
+        for tool in ("cargo", "rustc"):
+            if shutil.which(tool, path=path):
+                raise SystemExit(f"install-tests: {tool} is on the clean PATH {path}")
+        return env
+
+    def sh(
+        self, cmd: list[str], env: dict[str, str], cwd: Path | None = None, timeout: float = 300
+    ) -> str:
+        p = subprocess.run(
+            cmd, env=env, cwd=cwd or self.scratch, capture_output=True, text=True, timeout=timeout
+        )
+        if p.returncode != 0:
+            raise AssertionError(
+                f"{' '.join(cmd)} exited {p.returncode}\n{p.stdout[-3000:]}{p.stderr[-3000:]}"
+            )
+        return p.stdout
+
+    def check(self, name: str, fn: Callable[[], str]) -> None:
+        t = time.monotonic()
+        try:
+            detail = fn()
+            ok = True
+        except Exception as e:
+            detail, ok = f"{type(e).__name__}: {e}", False
+        dt = time.monotonic() - t
+        self.results.append((name, ok, detail))
+        print(
+            f"{'ok  ' if ok else 'FAIL'}  {name} ({dt:.1f} s){': ' + detail if detail else ''}",
+            flush=True,
+        )
+
+    # --- the CLI -------------------------------------------------------------------------------
+    def cli(self) -> str:
+        tgz = self.one("ddblock-*-x86_64-unknown-linux-gnu.tar.gz")
+        with tarfile.open(tgz) as t:
+            t.extractall(self.scratch / "cli")  # our own tarball, just built
+        (top,) = (self.scratch / "cli").iterdir()
+        for f in ("ddblock", "LICENSE", "README.md"):
+            assert (top / f).is_file(), f"{tgz.name} has no {f}"
+        self.bin = top / "ddblock"
+        check_glibc(self.bin, "the CLI")
+        env = self.env(str(top))
+        version = self.sh(["ddblock", "--version"], env).strip()
+        self.sh(["ddblock", "create-table"], env)
+        self.sh(["bash", "-euo", "pipefail", "-c", block("README.md", "sh")], env)
+        held = subprocess.Popen(
+            ["ddblock", "run", "install:cli", "--ttl", "60", "--", "sleep", "5"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        try:
+            for _ in range(100):
+                status = json.loads(self.sh(["ddblock", "status", "install:cli", "--json"], env))
+                if status.get("held"):
+                    break
+                time.sleep(0.1)
+            assert status.get("held"), f"status --json while `run` holds the lock: {status}"
+        finally:
+            held.wait(timeout=60)
+        assert held.returncode == 0, f"ddblock run exited {held.returncode}"
+        return f"{version}; {tgz.stat().st_size // 1024} KiB"
+
+    # --- Python ----------------------------------------------------------------------------------
+    def python(self) -> str:
+        wheel = self.one("ddblock-*-cp39-abi3-*manylinux*_x86_64*.whl")
+        with zipfile.ZipFile(wheel) as z:
+            (so,) = [n for n in z.namelist() if n.endswith(".so")]
+            z.extract(so, self.scratch / "wheel")
+        check_glibc(self.scratch / "wheel" / so, f"the wheel's {so}")
+        base = shutil.which("python3") or sys.executable
+        venv = self.scratch / "venv"
+        subprocess.run([base, "-m", "venv", str(venv)], check=True)
+        env = self.env(str(venv / "bin"), DYNAMODB_CACHE_TABLE=f"{self.table}_py")
+        t = time.monotonic()
+        self.sh(
+            [
+                "python",
+                "-m",
+                "pip",
+                "install",
+                "--no-index",
+                "--disable-pip-version-check",
+                "--quiet",
+                str(wheel),
+            ],
+            env,
+        )
+        install_s = time.monotonic() - t
+        # A table of its own, made by the binding (no check depends on another's outcome).
+        self.sh(["python", "-c", "import ddblock; ddblock.Store().create_table()"], env)
+        for name, code in (
+            ("sync (README.md)", block("README.md", "python")),
+            ("asyncio (docs/python.md)", block("docs/python.md", "python", after="## asyncio")),
+        ):
+            script = self.scratch / f"quickstart_{len(name)}.py"
+            script.write_text(code, encoding="utf-8")
+            try:
+                self.sh(["python", str(script)], env)
+            except AssertionError as e:
+                raise AssertionError(f"{name}: {e}") from None
+        where = self.sh(
+            ["python", "-c", "import ddblock, os; print(os.path.dirname(ddblock.__file__))"], env
+        )
+        assert str(venv) in where, f"ddblock imported from {where}, not the venv"
+        return f"{wheel.name}, {wheel.stat().st_size / 1e6:.1f} MB, pip install {install_s:.1f} s"
+
+    # --- Node ------------------------------------------------------------------------------------
+    def node(self) -> str:
+        main = self.one("ddblock-[0-9]*.tgz")
+        platform = self.one("ddblock-linux-x64-gnu-*.tgz")
+        app = self.scratch / "app"
+        app.mkdir()
+        (app / "package.json").write_text('{"name": "app", "private": true}\n', encoding="utf-8")
+        env = self.env(DYNAMODB_CACHE_TABLE=f"{self.table}_js")
+        t = time.monotonic()
+        # Both tarballs at once: npm takes the platform package given here for the main
+        # package's optional dependency, as it would take it from the registry.
+        self.sh(
+            [
+                "npm",
+                "install",
+                "--offline",
+                "--no-audit",
+                "--no-fund",
+                "--loglevel=error",
+                str(main),
+                str(platform),
+            ],
+            env,
+            cwd=app,
+        )
+        install_s = time.monotonic() - t
+        native = list((app / "node_modules/ddblock").glob("*.node"))
+        assert not native, f"the main package ships a binary: {native}"
+        (module,) = (app / "node_modules/ddblock-linux-x64-gnu").glob("*.node")
+        check_glibc(module, f"the Node module {module.name}")
+        self.sh(["node", "-e", "new (require('ddblock').Store)().createTable()"], env, cwd=app)
+        (app / "esm.mjs").write_text(block("README.md", "js"), encoding="utf-8")
+        self.sh(["node", "esm.mjs"], env, cwd=app)
+        (app / "cjs.cjs").write_text(
+            "const { Store } = require('ddblock')\n"
+            "const store = new Store({ prefix: 'app_' })\n"
+            "store.withLock('orders:42', { ttl: 30, timeoutMs: 5000 }, async () => 42)\n"
+            "  .then((v) => { if (v !== 42) throw new Error(`withLock gave ${v}`) })\n"
+            "  .catch((e) => { console.error(e); process.exit(1) })\n",
+            encoding="utf-8",
+        )
+        self.sh(["node", "cjs.cjs"], env, cwd=app)
+        size = (main.stat().st_size + platform.stat().st_size) / 1e6
+        return f"{main.name} + {platform.name}, {size:.1f} MB, npm install {install_s:.1f} s"
+
+    # --- PHP -------------------------------------------------------------------------------------
+    def php(self) -> str:
+        archive = self.one("ddblock-laravel-*.zip")
+        pkg = self.scratch / "vendor/ddblock/laravel"
+        with zipfile.ZipFile(archive) as z:
+            z.extractall(pkg)
+        for f in (
+            "composer.json",
+            "src/DdblockServiceProvider.php",
+            "config/ddblock.php",
+            "LICENSE",
+        ):
+            assert (pkg / f).is_file(), f"{archive.name} has no {f}"
+        assert not (pkg / "tests").exists(), f"{archive.name} ships the tests"
+        env = self.env(
+            DDBLOCK_DRIVER_DIR=str(pkg),
+            DDBLOCK_TEST_MOTO=self.url,
+            DDBLOCK_TEST_DYNALITE=os.environ.get("DDBLOCK_TEST_DYNALITE", self.url),
+            DDBLOCK_LARAVEL="8",
+        )
+        out = self.sh(
+            [
+                "phpunit",
+                "--do-not-cache-result",
+                "-c",
+                str(ROOT / "bindings/php/phpunit.xml.dist"),
+                "--filter",
+                "ApplicationTest",
+            ],
+            env,
+            cwd=ROOT / "bindings/php",
+        )
+        where = self.sh(
+            [
+                "php",
+                "-r",
+                (
+                    f"require '{ROOT}/compat-tests/laravel/support.php';"
+                    " require_once 'Illuminate/autoload.php'; ddblock_register_driver_autoloader();"
+                    " $class = new ReflectionClass(Ddblock\\Laravel\\DynamoDbLock::class);"
+                    " echo $class->getFileName();"
+                ),
+            ],
+            env,
+        )
+        assert where.startswith(str(pkg)), f"the driver loaded from {where}, not the archive"
+        summary = [line for line in out.splitlines() if line.startswith("OK (")]
+        assert summary, f"phpunit printed no OK line:\n{out[-2000:]}"
+        return f"{archive.name}, {archive.stat().st_size // 1024} KiB; ApplicationTest {summary[0]}"
+
+
+def main(argv: list[str]) -> int:
+    dist = Path(argv[1]).resolve() if len(argv) > 1 else ROOT / "dist"
+    url = os.environ.get("DDBLOCK_TEST_MOTO")
+    if not url:
+        sys.exit(
+            "install-tests: DDBLOCK_TEST_MOTO is not set: compat-tests/servers/servers.sh start; "
+            "source compat-tests/.run/env"
+        )
+    with tempfile.TemporaryDirectory(prefix="ddblock-install-") as tmp:
+        run = Run(dist, url, Path(tmp))
+        run.check(
+            "cli: tarball unpacked; --version, create-table, README's shell block, status", run.cli
+        )
+        run.check(
+            "python: wheel into a new venv; README (sync) and asyncio quickstarts", run.python
+        )
+        run.check(
+            "node: both tarballs into a scratch app; README's block as ESM, and CommonJS", run.node
+        )
+        run.check("php: Composer archive in a Laravel app; ApplicationTest", run.php)
+    failed = sum(1 for _, ok, _ in run.results if not ok)
+    print(f"{len(run.results) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,250 @@
+//! Test support shared by every Rust test suite of the workspace (core, CLI, interop, stuck
+//! locks, fault proxy): the local DynamoDB servers started by `compat-tests/servers/servers.sh`, fresh
+//! tables, a manual clock, Laravel items, unique names. One copy; the Python and Node suites have
+//! their own equivalents (`bindings/python/tests/conftest.py`, `bindings/node/test/helpers.mjs`).
+
+pub mod chaos;
+pub mod faulty;
+pub mod guarded;
+pub mod house;
+pub mod sdk;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use aws_sdk_dynamodb::types::{
+    AttributeDefinition, AttributeValue, BillingMode, KeySchemaElement, KeyType,
+    ScalarAttributeType, TableStatus,
+};
+use aws_sdk_dynamodb::Client;
+use ddblock::Clock;
+
+/// A DynamoDB item as the SDK hands it over.
+pub type Item = HashMap<String, AttributeValue>;
+
+/// The local servers every behaviour test runs against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Server {
+    /// moto's DynamoDB (Python): returns `ALL_OLD` on condition failures, keeps number text.
+    Moto,
+    /// dynalite (Node): ignores `ALL_OLD`, normalises numbers like real DynamoDB.
+    Dynalite,
+}
+
+impl Server {
+    /// Both servers.
+    pub const ALL: [Server; 2] = [Server::Moto, Server::Dynalite];
+
+    /// The variable `compat-tests/servers/servers.sh` exports the endpoint in.
+    pub fn variable(self) -> &'static str {
+        match self {
+            Server::Moto => "DDBLOCK_TEST_MOTO",
+            Server::Dynalite => "DDBLOCK_TEST_DYNALITE",
+        }
+    }
+
+    /// The endpoint URL; a missing server is a failure, never a skip.
+    pub fn endpoint(self) -> String {
+        let var = self.variable();
+        std::env::var(var).unwrap_or_else(|_| {
+            panic!(
+                "{var} is not set: run the tests with ./compat-tests/run-tests.sh, which starts the \
+                 local servers (or `compat-tests/servers/servers.sh start && source compat-tests/.run/env`)"
+            )
+        })
+    }
+
+    /// Whether the server stores `N` values normalised (`007` → `7`, `1.0E+25` → digits) as real
+    /// DynamoDB does; moto keeps the text as written.
+    pub fn normalises_numbers(self) -> bool {
+        self == Server::Dynalite
+    }
+
+    /// `moto` or `dynalite`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Server::Moto => "moto",
+            Server::Dynalite => "dynalite",
+        }
+    }
+}
+
+impl fmt::Display for Server {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The repository root.
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../..")
+}
+
+static COUNTER: AtomicUsize = AtomicUsize::new(0);
+
+/// A name no other test (or test process) uses: `PREFIX<pid>_<n>_<random>`.
+pub fn unique(prefix: &str) -> String {
+    format!(
+        "{prefix}{}_{}_{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::SeqCst),
+        ddblock::lock::random_owner().to_lowercase()
+    )
+}
+
+/// A plain SDK client for `endpoint` (test credentials; neither server checks signatures); for
+/// more (an interceptor, no retries), build from [`sdk::client_config`].
+pub fn client_for(endpoint: &str) -> Client {
+    Client::from_conf(sdk::client_config(endpoint).build())
+}
+
+/// A fresh table with Laravel's schema (`key_attribute` S hash key, on-demand), ACTIVE when
+/// this returns.
+pub async fn new_table(client: &Client, key_attribute: &str) -> String {
+    let name = unique("t");
+    client
+        .create_table()
+        .table_name(&name)
+        .attribute_definitions(
+            AttributeDefinition::builder()
+                .attribute_name(key_attribute)
+                .attribute_type(ScalarAttributeType::S)
+                .build()
+                .unwrap(),
+        )
+        .key_schema(
+            KeySchemaElement::builder()
+                .attribute_name(key_attribute)
+                .key_type(KeyType::Hash)
+                .build()
+                .unwrap(),
+        )
+        .billing_mode(BillingMode::PayPerRequest)
+        .send()
+        .await
+        .expect("CreateTable");
+    // dynalite reports CREATING first even with --createTableMs 0.
+    for _ in 0..200 {
+        let d = client
+            .describe_table()
+            .table_name(&name)
+            .send()
+            .await
+            .expect("DescribeTable");
+        if d.table().and_then(|t| t.table_status()) == Some(&TableStatus::Active) {
+            return name;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("table {name} never became ACTIVE");
+}
+
+/// A plain S3 client for `endpoint` (moto; path-style addressing, test credentials).
+pub fn s3_client_for(endpoint: &str) -> aws_sdk_s3::Client {
+    let conf = aws_sdk_s3::Config::builder()
+        .behavior_version(aws_sdk_s3::config::BehaviorVersion::latest())
+        .region(aws_sdk_s3::config::Region::new("us-east-1"))
+        .credentials_provider(sdk::credentials())
+        .endpoint_url(endpoint)
+        .force_path_style(true)
+        .build();
+    aws_sdk_s3::Client::from_conf(conf)
+}
+
+/// A fresh, empty bucket on `endpoint` (for the s3 lock backend).
+pub async fn new_bucket(endpoint: &str) -> String {
+    let name = unique("locks-").replace('_', "-");
+    s3_client_for(endpoint)
+        .create_bucket()
+        .bucket(&name)
+        .send()
+        .await
+        .expect("CreateBucket");
+    name
+}
+
+/// Deletes a table (best effort: a test that failed may have left it half made).
+pub async fn delete_table(client: &Client, table: &str) {
+    let _ = client.delete_table().table_name(table).send().await;
+}
+
+/// A frozen clock at the real current second, moved by hand: makes expiry boundaries exact.
+#[derive(Debug)]
+pub struct ManualClock(AtomicI64);
+
+impl ManualClock {
+    /// At the current second.
+    pub fn new() -> Arc<ManualClock> {
+        Arc::new(ManualClock(AtomicI64::new(ddblock::SystemClock.now())))
+    }
+    /// Sets the time.
+    pub fn set(&self, t: i64) {
+        self.0.store(t, Ordering::SeqCst)
+    }
+    /// Moves the time.
+    pub fn advance(&self, secs: i64) {
+        self.0.fetch_add(secs, Ordering::SeqCst);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now(&self) -> i64 {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// An `S` attribute.
+pub fn s(v: &str) -> AttributeValue {
+    AttributeValue::S(v.into())
+}
+
+/// An `N` attribute.
+pub fn n(v: impl ToString) -> AttributeValue {
+    AttributeValue::N(v.to_string())
+}
+
+/// An item with Laravel's three attributes (`key`, `value`, `expires_at`).
+pub fn laravel_item(key: &str, value: AttributeValue, expires_at: i64) -> Item {
+    HashMap::from([
+        ("key".to_owned(), s(key)),
+        ("value".to_owned(), value),
+        ("expires_at".to_owned(), n(expires_at)),
+    ])
+}
+
+/// Runs each listed `async fn name(server: Server)` as one test per server (`moto::name`,
+/// `dynalite::name`); `on_servers!(sync a, b)` does the same for plain `fn name(server: Server)`.
+#[macro_export]
+macro_rules! on_servers {
+    (sync $($name:ident),* $(,)?) => {
+        mod moto {
+            $( #[test] fn $name() { super::$name($crate::Server::Moto) } )*
+        }
+        mod dynalite {
+            $( #[test] fn $name() { super::$name($crate::Server::Dynalite) } )*
+        }
+    };
+    ($($name:ident),* $(,)?) => {
+        mod moto {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() { super::$name($crate::Server::Moto).await }
+            )*
+        }
+        mod dynalite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() { super::$name($crate::Server::Dynalite).await }
+            )*
+        }
+    };
+}
+
+/// A loopback URL nothing listens on (the port was free a moment ago): for "nothing answers".
+pub fn closed_endpoint() -> String {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("a free loopback port");
+    format!("http://{}", l.local_addr().expect("its address"))
+}

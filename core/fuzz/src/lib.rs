@@ -1,4 +1,0 @@
-//! The codec module of `ddblock`, compiled on its own for fuzzing.
-
-#[path = "../../src/codec/mod.rs"]
-pub mod codec;
