@@ -73,6 +73,8 @@ export declare class NativeHeld {
 export declare class NativeLock {
   /** The lock name as given. */
   get name(): string
+  /** The item key of the lock in the table (prefix and layout applied), as Laravel writes it. */
+  get key(): string
   /** The owner token (share it to release from elsewhere with `restoreLock`). */
   get owner(): string
   /** The ttl in seconds (0 was turned into 86400). */

@@ -1,6 +1,6 @@
 """Lock cycles (acquire + release) of the Python binding: CPU against boto3, requests, scaling.
 
-    source compat-tests/.run/env        # DDBLOCK_TEST_DYNALITE (compat-tests/servers/servers.sh start)
+    compat-tests/servers/servers.sh start && source compat-tests/.run/env   # DDBLOCK_TEST_DYNALITE
     bindings/python/.venv/bin/python bindings/python/bench.py [--cycles 2000] [--endpoint URL]
 
 Modes (compat-tests/bench/run.sh runs all of them with --json, which prints one JSON line):

@@ -62,8 +62,9 @@ tools=(../../compat-tests/packages/install-tests.py ../../compat-tests/deploy/ia
 ruff check "${tools[@]}"
 ruff format --check "${tools[@]}"
 mypy --strict --python-version 3.11 ../../compat-tests/packages/install-tests.py ../../scripts/check-version.py
-# The test peers (compat-tests/support/peers: over the binding, boto3, or the stdlib for the CLI's)
-# and the suite that drives them all, with the binding's rules and mypy settings.
+# The test peers and their driver (compat-tests/support/peers/*.py: the peers over the binding,
+# boto3, or the stdlib for the CLI's; driver.py, peer_base.py and selftest.py) and the suite that
+# drives them all, with the binding's rules and mypy settings.
 peers=(../../compat-tests/support/peers/*.py ../../compat-tests/patterns/concurrency.py)
 ruff check "${peers[@]}"
 ruff format --check "${peers[@]}"

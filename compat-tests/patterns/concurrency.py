@@ -34,13 +34,9 @@ from __future__ import annotations
 
 import base64
 import itertools
-import json
 import os
-import queue
 import secrets
-import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -53,7 +49,9 @@ import ddblock
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-PEERS = ROOT / "compat-tests/support/peers"
+sys.path.insert(0, str(ROOT / "compat-tests/support/peers"))
+from driver import Peer  # noqa: E402  (the peers' driver, beside them)
+
 PREFIX = "app_"
 EVENTS = [f"evt-{i}" for i in range(40)]
 GIVEN_BACK = EVENTS[30:]
@@ -70,81 +68,36 @@ CAS_WITH_LARAVEL = {"rust": (2, 20), "python": (2, 20), "node": (2, 20), "php": 
 TIMEOUT = 600.0
 
 
-def command(lang: str) -> list[str]:
-    """The peer program of a language (PROTOCOL.md's table)."""
-    return {
-        "rust": [str(ROOT / "target/debug/ddblock-peer")],
-        "python": [sys.executable, str(PEERS / "peer.py")],
-        "node": ["node", str(PEERS / "peer.mjs")],
-        "cli": [sys.executable, str(PEERS / "peer_cli.py")],
-        "php": ["php", str(ROOT / "compat-tests/laravel/harness.php")],
-    }[lang]
-
-
-class Peer:
-    """One peer process: JSON requests on its stdin, one JSON answer line per request; a thread
-    reads the answers so that a hung peer fails the test after TIMEOUT instead of hanging it."""
-
-    def __init__(self, lang: str, env: dict[str, str]) -> None:
-        self.lang = lang
-        self.proc = subprocess.Popen(
-            command(lang), stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True
-        )
-        self.answers: queue.Queue[str | None] = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.answers.put(line)
-        self.answers.put(None)
-
-    def send(self, requests: list[dict[str, Any]]) -> None:
-        """Writes all the requests at once (the peer answers them in order)."""
-        assert self.proc.stdin is not None
-        self.proc.stdin.write("".join(json.dumps(r) + "\n" for r in requests))
-        self.proc.stdin.flush()
-
-    def receive(self, count: int, timeout: float = TIMEOUT) -> list[dict[str, Any]]:
-        """The next ``count`` answers; each must be ok."""
-        deadline = time.monotonic() + timeout
-        out = []
-        for _ in range(count):
-            try:
-                line = self.answers.get(timeout=max(0.0, deadline - time.monotonic()))
-            except queue.Empty:
-                raise AssertionError(
-                    f"the {self.lang} peer did not answer in {timeout} s"
-                ) from None
-            if line is None:
-                raise AssertionError(f"the {self.lang} peer exited {self.proc.wait()}")
-            answer: dict[str, Any] = json.loads(line)
-            assert answer.get("ok") is True, f"the {self.lang} peer failed: {answer}"
-            out.append(answer)
-        return out
-
-    def close(self) -> None:
-        if self.proc.stdin:
-            self.proc.stdin.close()
-        try:
-            self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-
-
 @contextmanager
-def peers_of(spec: dict[str, int], env: dict[str, str]) -> Iterator[list[Peer]]:
-    """``count`` peers per language, all started, each having answered ``hello``."""
+def peers_of(
+    spec: dict[str, int],
+    endpoint: str,
+    table: str,
+    env: dict[str, str] | None = None,
+    margin: float | None = None,
+) -> Iterator[list[Peer]]:
+    """``count`` peers per language, all started, each having answered ``hello``. Their
+    environment (PROTOCOL.md): the table, Laravel 12's layout, the short wait backoff the
+    compare-and-set loops always had (2 to 50 ms); ``env`` and ``margin`` (DDB_MARGIN) added."""
     peers: list[Peer] = []
     try:
         for lang, count in spec.items():
-            peers.extend(Peer(lang, env) for _ in range(count))
-        for p in peers:
-            p.send([{"op": "hello"}])
-        for p in peers:
-            (hello,) = p.receive(1, timeout=120)
-            assert hello["lang"] == p.lang, f"the {p.lang} peer says it is {hello['lang']}"
+            peers.extend(
+                Peer(
+                    lang,
+                    endpoint=endpoint,
+                    table=table,
+                    prefix=PREFIX,
+                    layout="laravel12",
+                    backoff_ms="2,50",
+                    margin=margin,
+                    env={"AWS_DEFAULT_REGION": "us-east-1", **(env or {})},
+                    answer_timeout=TIMEOUT,
+                )
+                for _ in range(count)
+            )
+        for p in peers:  # all started: each loads while those before it answer
+            p.hello(timeout=120)
         yield peers
     finally:
         for p in peers:
@@ -154,8 +107,8 @@ def peers_of(spec: dict[str, int], env: dict[str, str]) -> Iterator[list[Peer]]:
 def work(peers: list[Peer], requests: list[list[dict[str, Any]]]) -> list[list[dict[str, Any]]]:
     """Sends each peer its requests, all at the same moment, then reads every answer."""
     for p, reqs in zip(peers, requests):
-        p.send(reqs)
-    return [p.receive(len(reqs)) for p, reqs in zip(peers, requests)]
+        p.send(*reqs)
+    return [p.receive_all() for p in peers]
 
 
 def new_table(endpoint: str) -> str:
@@ -189,7 +142,7 @@ def run_once(server: str, endpoint: str) -> None:
     for event in GIVEN_BACK:  # claimed and given back: free again, with a live item
         claim = store.once(event, ttl=60).claim()
         assert claim and claim.give_back()
-    with peers_of(ONCE, env_for(endpoint, table)) as peers:
+    with peers_of(ONCE, endpoint, table) as peers:
         requests: list[list[dict[str, Any]]] = []
         n = php = 0
         for p in peers:
@@ -233,7 +186,7 @@ def run_cas(server: str, endpoint: str, spec: dict[str, tuple[int, int]]) -> Non
     store = ddblock.Store(table, prefix=PREFIX, endpoint_url=endpoint)
     store.put("counter", 0, ttl=600)
     turns = {lang: n for lang, (_, n) in spec.items()}
-    with peers_of({k: c for k, (c, _) in spec.items()}, env_for(endpoint, table)) as peers:
+    with peers_of({k: c for k, (c, _) in spec.items()}, endpoint, table) as peers:
         requests = [
             [{"op": "increment", "key": "counter", "by": 1}] * turns[p.lang]
             if p.lang == "php"  # Laravel's atomic Cache::increment
@@ -269,12 +222,10 @@ def run_s3_lock(server: str, endpoint: str, release: str) -> None:
     bucket = new_bucket(endpoint)
     table = new_table(endpoint)
     env = {
-        **env_for(endpoint, table),
         "DDBLOCK_BACKEND": "s3",
         "DDBLOCK_S3_BUCKET": bucket,
         "DDBLOCK_S3_RELEASE": release,
         # The takeover race below needs expired locks taken at once (also the default).
-        "DDB_MARGIN": "0",
         "DDBLOCK_CLOCK_SKEW_MARGIN": "0",
     }
     scratch = Path(os.environ.get("TMPDIR", "/tmp")) / f"ddblock-s3-lock-{secrets.token_hex(4)}"
@@ -283,7 +234,8 @@ def run_s3_lock(server: str, endpoint: str, release: str) -> None:
     counter.write_text("0")
     log.write_text("")
     turns = {lang: n for lang, (_, n) in S3_LOCK.items()}
-    with peers_of({k: c for k, (c, _) in S3_LOCK.items()}, env) as peers:
+    spec = {k: c for k, (c, _) in S3_LOCK.items()}
+    with peers_of(spec, endpoint, table, env, margin=0) as peers:
         request = {"op": "lock.counter", "name": "shared", "counter": str(counter), "log": str(log)}
         started = time.monotonic()
         work(peers, [[{**request, "n": turns[p.lang]}] for p in peers])
@@ -358,24 +310,6 @@ def run_takeover(server: str, endpoint: str, table: str, bucket: str, peers: lis
 
 def fmt(d: dict[str, Any]) -> str:
     return ", ".join(f"{k} {v}" for k, v in d.items())
-
-
-def env_for(endpoint: str, table: str) -> dict[str, str]:
-    """The peers' environment (PROTOCOL.md): the table, Laravel 12's layout, and the short
-    wait backoff the compare-and-set loops always had (2 to 50 ms)."""
-    return {
-        **os.environ,
-        "DDB_ENDPOINT": endpoint,
-        "DDB_TABLE": table,
-        "DDB_PREFIX": PREFIX,
-        "DDB_LAYOUT": "laravel12",
-        "DDB_BACKOFF_MS": "2,50",
-        "DDBLOCK_CLI": os.environ.get("DDBLOCK_CLI") or str(ROOT / "target/debug/ddblock"),
-        "AWS_ACCESS_KEY_ID": os.environ.get("AWS_ACCESS_KEY_ID", "test"),
-        "AWS_SECRET_ACCESS_KEY": os.environ.get("AWS_SECRET_ACCESS_KEY", "test"),
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "AWS_EC2_METADATA_DISABLED": "true",
-    }
 
 
 def main() -> int:

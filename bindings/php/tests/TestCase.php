@@ -211,7 +211,8 @@ abstract class TestCase extends BaseTestCase
         $path = $target . '/debug/' . $name;
         if (! is_executable($path)) {
             throw new RuntimeException(
-                "$path is missing: bindings/php/test.sh builds it (cargo build -p ddblock-cli -p ddblock-fault-proxy -p ddblock-test-support)"
+                "$path is missing: bindings/php/test.sh builds it"
+                    . " (cargo build -p ddblock-cli -p ddblock-fault-proxy -p ddblock-test-support)"
             );
         }
 

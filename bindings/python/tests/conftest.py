@@ -11,6 +11,7 @@ import json
 import os
 import secrets
 import subprocess
+import sys
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -24,6 +25,9 @@ import ddblock
 
 ROOT = Path(__file__).resolve().parents[3]
 SERVERS = {"moto": "DDBLOCK_TEST_MOTO", "dynalite": "DDBLOCK_TEST_DYNALITE"}
+# The peers' driver, ``from driver import Peer`` (test_interop.py): the one Python driver of the
+# peers, beside them (mypy finds it through pyproject.toml's mypy_path).
+sys.path.append(str(ROOT / "compat-tests/support/peers"))
 
 # Test credentials (neither server checks them); never look for real ones, and never ask the
 # EC2 metadata service for them or for a region.

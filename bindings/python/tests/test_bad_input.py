@@ -1,5 +1,5 @@
-"""The shared bad-input table (compat-tests/conformance/bad-input.json) through Python: each case gets the
-same kind as in every other front (the rules are the core's)."""
+"""The shared bad-input table (compat-tests/conformance/bad-input.json) through Python: each case
+gets the same kind as in every other front (the rules are the core's)."""
 
 from __future__ import annotations
 
@@ -18,9 +18,8 @@ import pytest
 import ddblock
 from conftest import ROOT, FaultProxy, Raw, endpoint_of, new_table
 
-CASES: list[dict[str, Any]] = json.loads((ROOT / "compat-tests/conformance/bad-input.json").read_text())[
-    "cases"
-]
+TABLE = ROOT / "compat-tests/conformance/bad-input.json"
+CASES: list[dict[str, Any]] = json.loads(TABLE.read_text())["cases"]
 
 
 def name_of(c: dict[str, Any]) -> str:
@@ -117,9 +116,7 @@ def test_bad_input_gets_its_kind(case: dict[str, Any]) -> None:
     assert info.value.kind == case["kind"], str(info.value)
 
 
-OUTCOMES: list[dict[str, Any]] = json.loads((ROOT / "compat-tests/conformance/bad-input.json").read_text())[
-    "outcomes"
-]
+OUTCOMES: list[dict[str, Any]] = json.loads(TABLE.read_text())["outcomes"]
 
 
 def timeout_of(c: dict[str, Any]) -> float | None:

@@ -1,67 +1,25 @@
 """Interop: the same locks and cache entries from Python, PHP (Laravel 8.83's real DynamoDbStore
 and DynamoDbLock, driven through compat-tests/laravel/harness.php) and Rust (the core's peer,
-ddblock-peer, over JSON lines: compat-tests/support/peers/PROTOCOL.md)."""
+ddblock-peer): peers over JSON lines (compat-tests/support/peers/PROTOCOL.md), started and
+driven by compat-tests/support/peers/driver.py (conftest.py puts its folder on sys.path)."""
 
 from __future__ import annotations
 
 import base64
 import json
-import os
 import subprocess
 from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
 import pytest
+from driver import Peer
 
 import ddblock
 from conftest import ROOT
 
 LAYOUTS = ["laravel8", "laravel12"]
 PREFIX = "app_"
-
-
-class Php:
-    """One ``php compat-tests/laravel/harness.php`` process (JSON lines over stdin/stdout)."""
-
-    def __init__(self, endpoint: str, table: str, layout: str, prefix: str) -> None:
-        script = ROOT / "compat-tests" / "laravel" / "harness.php"
-        env = {
-            **os.environ,
-            "DDB_ENDPOINT": endpoint,
-            "DDB_TABLE": table,
-            "DDB_LAYOUT": layout,
-            "DDB_PREFIX": prefix,
-        }
-        try:
-            self.proc = subprocess.Popen(
-                ["php", str(script)],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                env=env,
-                text=True,
-            )
-        except FileNotFoundError:
-            pytest.fail("php is not installed: run compat-tests/setup.sh")
-
-    def call(self, **cmd: Any) -> dict[str, Any]:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.write(json.dumps(cmd) + "\n")
-        self.proc.stdin.flush()
-        line = self.proc.stdout.readline()
-        assert line, f"the PHP harness died on {cmd}"
-        answer: dict[str, Any] = json.loads(line)
-        assert answer["ok"], f"PHP failed {cmd}: {answer.get('error')}"
-        return answer
-
-    def close(self) -> None:
-        if self.proc.stdin:
-            self.proc.stdin.close()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
 
 
 def b64(serialized: bytes) -> str:
@@ -78,10 +36,14 @@ def layout(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def php(endpoint: str, table: str, layout: str) -> Iterator[Php]:
-    harness = Php(endpoint, table, layout, PREFIX)
+def php(endpoint: str, table: str, layout: str) -> Iterator[Peer]:
+    """Stock Laravel's peer, ``php compat-tests/laravel/harness.php``."""
+    try:
+        harness = Peer("php", endpoint=endpoint, table=table, layout=layout, prefix=PREFIX)
+    except FileNotFoundError:
+        pytest.fail("php is not installed: run compat-tests/setup.sh")
     yield harness
-    harness.close()
+    harness.close(timeout=10)
 
 
 @pytest.fixture
@@ -92,7 +54,7 @@ def py(endpoint: str, table: str, layout: str) -> ddblock.Store:
 # ---- PHP ----------------------------------------------------------------------------------------
 
 
-def test_python_lock_is_seen_and_released_by_php(py: ddblock.Store, php: Php) -> None:
+def test_python_lock_is_seen_and_released_by_php(py: ddblock.Store, php: Peer) -> None:
     lock = py.lock("orders:42", ttl=30)
     assert lock.acquire(blocking=False)
     # Laravel sees our owner, and cannot take the lock.
@@ -106,7 +68,7 @@ def test_python_lock_is_seen_and_released_by_php(py: ddblock.Store, php: Php) ->
     assert php.call(op="lock.acquire", name="orders:42", ttl=30)["acquired"] is True
 
 
-def test_php_lock_is_seen_and_released_by_python(py: ddblock.Store, php: Php) -> None:
+def test_php_lock_is_seen_and_released_by_python(py: ddblock.Store, php: Peer) -> None:
     got = php.call(op="lock.acquire", name="orders:42", ttl=30)
     assert got["acquired"] is True
     owner = got["owner"]
@@ -118,7 +80,7 @@ def test_php_lock_is_seen_and_released_by_python(py: ddblock.Store, php: Php) ->
     assert php.call(op="lock.acquire", name="orders:42", ttl=30)["acquired"] is True
 
 
-def test_numeric_php_owner_released_by_python(py: ddblock.Store, php: Php) -> None:
+def test_numeric_php_owner_released_by_python(py: ddblock.Store, php: Peer) -> None:
     got = php.call(op="lock.acquire", name="n", ttl=30, owner="12345")
     assert got["acquired"] is True
     # Laravel itself cannot release a restored numeric owner (it compares 12345 === '12345').
@@ -126,7 +88,7 @@ def test_numeric_php_owner_released_by_python(py: ddblock.Store, php: Php) -> No
     assert py.restore_lock("n", "12345").release()
 
 
-def test_python_with_block_excludes_php(py: ddblock.Store, php: Php) -> None:
+def test_python_with_block_excludes_php(py: ddblock.Store, php: Peer) -> None:
     with py.lock("job", ttl=30, timeout=5):
         assert php.call(op="lock.acquire", name="job", ttl=30)["acquired"] is False
     assert php.call(op="lock.acquire", name="job", ttl=30)["acquired"] is True
@@ -134,7 +96,7 @@ def test_python_with_block_excludes_php(py: ddblock.Store, php: Php) -> None:
         pass
 
 
-def test_python_refresh_seen_by_php(py: ddblock.Store, php: Php, layout: str) -> None:
+def test_python_refresh_seen_by_php(py: ddblock.Store, php: Peer, layout: str) -> None:
     lock = py.lock("r", ttl=5)
     assert lock.acquire(blocking=False)
     assert lock.refresh(600)
@@ -157,7 +119,7 @@ PY_TO_PHP: list[tuple[Any, bytes]] = [
 ]
 
 
-def test_cache_values_python_to_php(py: ddblock.Store, php: Php) -> None:
+def test_cache_values_python_to_php(py: ddblock.Store, php: Peer) -> None:
     for i, (value, expected) in enumerate(PY_TO_PHP):
         py.put(f"k{i}", value, ttl=60)
         assert unb64(php.call(op="get", key=f"k{i}")["value"]) == expected, value
@@ -177,7 +139,7 @@ PHP_TO_PY: list[tuple[bytes, Any]] = [
 ]
 
 
-def test_cache_values_php_to_python(py: ddblock.Store, php: Php) -> None:
+def test_cache_values_php_to_python(py: ddblock.Store, php: Peer) -> None:
     for i, (serialized, expected) in enumerate(PHP_TO_PY):
         assert php.call(op="put", key=f"p{i}", v=b64(serialized), ttl=60)["result"] is True
         got = py.get(f"p{i}")
@@ -191,7 +153,7 @@ def test_cache_values_php_to_python(py: ddblock.Store, php: Php) -> None:
     assert py.get("f") == "ever"
 
 
-def test_counters_shared_with_php(py: ddblock.Store, php: Php) -> None:
+def test_counters_shared_with_php(py: ddblock.Store, php: Peer) -> None:
     py.put("count", 5, ttl=60)
     assert php.call(op="increment", key="count", by=2)["result"] == 7
     assert py.increment("count", 3) == 10
@@ -232,72 +194,45 @@ def rust_peer_binary() -> str:
     raise AssertionError("cargo did not report the ddblock-peer executable")
 
 
-class Rust:
-    """The Rust peer over the core (JSON lines over stdin/stdout, compat-tests/support/peers/
-    PROTOCOL.md), configured through the DDB_* environment."""
-
-    def __init__(self, endpoint: str, table: str, layout: str, prefix: str) -> None:
-        env = {
-            **os.environ,
-            "DDB_ENDPOINT": endpoint,
-            "DDB_TABLE": table,
-            "DDB_LAYOUT": layout,
-            "DDB_PREFIX": prefix,
-            "DDB_REGION": "us-east-1",
-        }
-        self.proc = subprocess.Popen(
-            [rust_peer_binary()], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True
-        )
-
-    def call(self, **cmd: Any) -> dict[str, Any]:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.write(json.dumps(cmd) + "\n")
-        self.proc.stdin.flush()
-        line = self.proc.stdout.readline()
-        assert line, f"the Rust peer died on {cmd}"
-        answer: dict[str, Any] = json.loads(line)
-        assert answer["ok"], f"Rust failed {cmd}: {answer.get('error')}"
-        return answer
-
-    def holder(self, name: str) -> str | None:
-        """The owner holding lock ``name`` now, None when free."""
-        holder = self.call(op="lock.holder", name=name)["holder"]
-        return None if holder is None else str(holder["owner"])
-
-    def close(self) -> None:
-        if self.proc.stdin:
-            self.proc.stdin.close()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+def rust_holder(rust: Peer, name: str) -> str | None:
+    """The owner holding lock ``name`` now, None when free, as the Rust peer reads it."""
+    got = rust.call(op="lock.holder", name=name)["holder"]
+    return None if got is None else str(got["owner"])
 
 
 @pytest.fixture
-def rust(endpoint: str, table: str, layout: str) -> Iterator[Rust]:
+def rust(endpoint: str, table: str, layout: str) -> Iterator[Peer]:
+    """The Rust peer over the core, configured through the DDB_* environment."""
     # Built here, before the test takes any lock: a build under load can outlast a lock's ttl
     # (a 30 s lock taken first was seen expired by the peer's first call).
-    rust_peer_binary()
-    peer = Rust(endpoint, table, layout, PREFIX)
-    peer.call(op="hello")
+    program = rust_peer_binary()
+    peer = Peer(
+        "rust",
+        endpoint=endpoint,
+        table=table,
+        layout=layout,
+        prefix=PREFIX,
+        region="us-east-1",
+        argv=[program],
+    )
+    peer.hello()
     yield peer
-    peer.close()
+    peer.close(timeout=10)
 
 
-def test_python_lock_is_seen_and_released_by_rust(py: ddblock.Store, rust: Rust) -> None:
+def test_python_lock_is_seen_and_released_by_rust(py: ddblock.Store, rust: Peer) -> None:
     lock = py.lock("orders:42", ttl=30)
     assert lock.acquire(blocking=False)
-    assert rust.holder("orders:42") == lock.owner
+    assert rust_holder(rust, "orders:42") == lock.owner
     assert rust.call(op="lock.acquire", name="orders:42", ttl=30)["acquired"] is False
     assert rust.call(op="lock.release", name="orders:42", owner="someone-else")["released"] is False
-    assert rust.holder("orders:42") == lock.owner
+    assert rust_holder(rust, "orders:42") == lock.owner
     assert rust.call(op="lock.release", name="orders:42", owner=lock.owner)["released"] is True
     assert not lock.locked()
-    assert rust.holder("orders:42") is None
+    assert rust_holder(rust, "orders:42") is None
 
 
-def test_rust_lock_is_seen_and_released_by_python(py: ddblock.Store, rust: Rust) -> None:
+def test_rust_lock_is_seen_and_released_by_python(py: ddblock.Store, rust: Peer) -> None:
     got = rust.call(op="lock.acquire", name="orders:42", ttl=30)
     assert got["acquired"] is True
     owner = got["owner"]
@@ -309,7 +244,7 @@ def test_rust_lock_is_seen_and_released_by_python(py: ddblock.Store, rust: Rust)
     assert rust.call(op="lock.release", name="orders:42", owner=owner)["released"] is False
 
 
-def test_cache_values_python_and_rust(py: ddblock.Store, rust: Rust) -> None:
+def test_cache_values_python_and_rust(py: ddblock.Store, rust: Peer) -> None:
     for i, (value, expected) in enumerate(PY_TO_PHP):
         py.put(f"k{i}", value, ttl=60)
         assert unb64(rust.call(op="get", key=f"k{i}")["value"]) == expected, value

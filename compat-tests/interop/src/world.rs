@@ -60,15 +60,7 @@ impl Interop {
 
     /// The raw item under table key `key` (strongly consistent GetItem, plain SDK).
     pub async fn raw(&self, key: &str) -> Option<Item> {
-        self.client
-            .get_item()
-            .table_name(&self.table)
-            .key("key", AttributeValue::S(key.to_owned()))
-            .consistent_read(true)
-            .send()
-            .await
-            .unwrap_or_else(|e| panic!("GetItem {key}: {e:?}"))
-            .item
+        ddblock_test_support::raw_item(&self.client, &self.table, key).await
     }
 
     /// The raw item under table key `key`, which must exist.

@@ -11,34 +11,22 @@ s); DDB_RETRIES (max attempts - 1), DDB_MARGIN (clock-skew margin, s) and DDB_BA
 (INITIAL,MAX of the wait backoff, jitter 1.0) are the core's defaults when unset. What none of
 them sets comes from Laravel's variables, as for any Store (DDBLOCK_BACKEND, DDBLOCK_S3_BUCKET).
 
-The loops (``cycles``, ``chaos``) are in peer_loops.py.
+The loops (``cycles``, ``chaos``) are in peer_loops.py; the request loop, shared with the CLI
+peer, in peer_base.py.
 """
 
 from __future__ import annotations
 
 import base64
-import json
 import os
-import sys
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
+from peer_base import Answer, BasePeer, Request, env_required, field
 from peer_loops import chaos, cycles
 
 import ddblock
-
-Request = dict[str, Any]
-Answer = dict[str, Any]
-
-
-def env_required(name: str) -> str:
-    value = os.environ.get(name)
-    if not value:
-        raise SystemExit(
-            f"peer.py: {name} is required (see compat-tests/support/peers/PROTOCOL.md)"
-        )
-    return value
 
 
 def env_number(name: str) -> float | None:
@@ -68,12 +56,6 @@ def store_from_env() -> ddblock.Store:
     )
 
 
-def field(req: Request, name: str) -> Any:
-    if name not in req:
-        raise ValueError(f"field {name!r} is required")
-    return req[name]
-
-
 def php_in(b64: str) -> Any:
     """A request's ``v``: base64 of PHP's serialize()."""
     return ddblock.unserialize(base64.b64decode(b64, validate=True))
@@ -84,52 +66,43 @@ def php_out(value: Any) -> str:
     return base64.b64encode(ddblock.serialize(value)).decode()
 
 
-class Peer:
+class Peer(BasePeer):
     """The requests, over one store."""
 
     def __init__(self, store: ddblock.Store) -> None:
         self.store = store
-        self.ops: dict[str, Callable[[Request], Answer]] = {
-            "hello": lambda _: {"lang": "python", "driver": "core", "now": time.time()},
-            "now": lambda _: {"now": int(time.time())},
-            "lock.acquire": self.lock_acquire,
-            "lock.block": self.lock_block,
-            "lock.release": self.lock_release,
-            "lock.refresh": self.lock_refresh,
-            "lock.forceRelease": self.lock_force_release,
-            "lock.get": self.lock_get,
-            "lock.holder": self.lock_holder,
-            "lock.key": lambda r: {"key": self.store.lock_key(field(r, "name"))},
-            "get": lambda r: {"value": php_out(self.store.get(field(r, "key")))},
-            "put": self.put,
-            "add": self.add,
-            "forget": self.forget,
-            "increment": self.increment,
-            "decrement": self.increment,
-            "once": self.once,
-            "cas": self.cas,
-            "lock.counter": self.lock_counter,
-            "takeover": self.takeover,
-            "cycles": lambda r: cycles(self.store, r),
-            "chaos": lambda r: chaos(self.store, r),
-        }
+        super().__init__(
+            "python",
+            {
+                "lock.acquire": self.lock_acquire,
+                "lock.block": self.lock_block,
+                "lock.release": self.lock_release,
+                "lock.refresh": self.lock_refresh,
+                "lock.forceRelease": self.lock_force_release,
+                "lock.get": self.lock_get,
+                "lock.holder": self.lock_holder,
+                "lock.key": lambda r: {"key": self.store.lock_key(field(r, "name"))},
+                "get": lambda r: {"value": php_out(self.store.get(field(r, "key")))},
+                "put": self.put,
+                "add": self.add,
+                "forget": self.forget,
+                "increment": self.increment,
+                "decrement": self.increment,
+                "once": self.once,
+                "cas": self.cas,
+                "lock.counter": self.lock_counter,
+                "takeover": self.takeover,
+                "cycles": lambda r: cycles(self.store, r),
+                "chaos": lambda r: chaos(self.store, r),
+            },
+        )
 
-    def answer(self, line: str) -> Answer:
-        """The answer to one request line; a failure answers ok:false, the peer goes on."""
-        try:
-            req = json.loads(line)
-            if not isinstance(req, dict):
-                raise ValueError("each line must be a JSON object")
-            op = req.get("op")
-            handler = self.ops.get(op) if isinstance(op, str) else None
-            if handler is None:
-                return {"ok": False, "error": f"unsupported: {op}"}
-            return {"ok": True, **handler(req)}
-        except Exception as e:
-            out: Answer = {"ok": False, "error": f"{type(e).__name__}: {e}"}
-            if isinstance(e, ddblock.DdblockError) and e.kind:
-                out["kind"] = e.kind
-            return out
+    def failed(self, e: Exception) -> Answer:
+        """ok:false; a ddblock error also gives its kind."""
+        out = super().failed(e)
+        if isinstance(e, ddblock.DdblockError) and e.kind:
+            out["kind"] = e.kind
+        return out
 
     # ---- locks ----
 
@@ -236,10 +209,7 @@ class Peer:
 
 
 def main() -> None:
-    peer = Peer(store_from_env())
-    for line in sys.stdin:
-        if line.strip():
-            print(json.dumps(peer.answer(line)), flush=True)
+    Peer(store_from_env()).serve()
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """The CLI peer: the ``ddblock`` command over the peer protocol (PROTOCOL.md, beside this file),
 one CLI process per call. One JSON request per stdin line, one JSON answer per stdout line, in
-order; exits when stdin closes. Standard library only.
+order; exits when stdin closes. Standard library only (the request loop: peer_base.py).
 
     DDB_ENDPOINT=http://127.0.0.1:8000 DDB_TABLE=cache DDB_LAYOUT=laravel12 DDB_PREFIX=app_ \
         python3 compat-tests/support/peers/peer_cli.py
@@ -24,13 +24,10 @@ import base64
 import json
 import os
 import subprocess
-import sys
-import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-Request = dict[str, Any]
-Answer = dict[str, Any]
+from peer_base import Answer, BasePeer, Request, env_required, field
 
 ROOT = Path(__file__).resolve().parents[3]
 #: What a command run by ``ddblock once`` prints, so the peer knows it ran.
@@ -51,13 +48,6 @@ class CliError(Exception):
     def __init__(self, message: str, kind: str | None = None) -> None:
         super().__init__(message)
         self.kind = kind
-
-
-def env_required(name: str) -> str:
-    value = os.environ.get(name)
-    if not value:
-        raise SystemExit(f"peer_cli.py: {name} is required (see PROTOCOL.md beside it)")
-    return value
 
 
 def global_flags() -> list[str]:
@@ -85,12 +75,6 @@ def php_string(value: str | None) -> str:
         return base64.b64encode(b"N;").decode()
     raw = value.encode()
     return base64.b64encode(b's:%d:"%s";' % (len(raw), raw)).decode()
-
-
-def field(req: Request, name: str) -> Any:
-    if name not in req:
-        raise ValueError(f"field {name!r} is required")
-    return req[name]
 
 
 class Cli:
@@ -127,45 +111,34 @@ class Cli:
         return rc, data
 
 
-class Peer:
+class Peer(BasePeer):
     """The requests, through the CLI."""
 
     def __init__(self, cli: Cli) -> None:
         self.cli = cli
-        self.ops: dict[str, Callable[[Request], Answer]] = {
-            "hello": lambda _: {"lang": "cli", "driver": "core", "now": time.time()},
-            "now": lambda _: {"now": int(time.time())},
-            "lock.acquire": self.lock_acquire,
-            "lock.block": self.lock_block,
-            "lock.release": self.lock_release,
-            "lock.refresh": self.lock_refresh,
-            "lock.forceRelease": self.lock_force_release,
-            "lock.get": lambda r: {"value": php_string(self.status(r)["owner"])},
-            "lock.holder": self.lock_holder,
-            "lock.key": lambda r: {"key": self.status(r)["key"]},
-            "once": self.once,
-            "cas": self.cas,
-            "lock.counter": self.lock_counter,
-            "takeover": self.takeover,
-        }
+        super().__init__(
+            "cli",
+            {
+                "lock.acquire": self.lock_acquire,
+                "lock.block": self.lock_block,
+                "lock.release": self.lock_release,
+                "lock.refresh": self.lock_refresh,
+                "lock.forceRelease": self.lock_force_release,
+                "lock.get": lambda r: {"value": php_string(self.status(r)["owner"])},
+                "lock.holder": self.lock_holder,
+                "lock.key": lambda r: {"key": self.status(r)["key"]},
+                "once": self.once,
+                "cas": self.cas,
+                "lock.counter": self.lock_counter,
+                "takeover": self.takeover,
+            },
+        )
 
-    def answer(self, line: str) -> Answer:
-        """The answer to one request line; a failure answers ok:false, the peer goes on."""
-        try:
-            req = json.loads(line)
-            if not isinstance(req, dict):
-                raise ValueError("each line must be a JSON object")
-            op = req.get("op")
-            handler = self.ops.get(op) if isinstance(op, str) else None
-            if handler is None:
-                return {"ok": False, "error": f"unsupported: {op}"}
-            return {"ok": True, **handler(req)}
-        except Exception as e:
-            out: Answer = {"ok": False, "error": f"{type(e).__name__}: {e}"}
-            if isinstance(e, CliError) and e.kind:
-                out["error"] = f"{e.kind}: {e}"
-                out["kind"] = e.kind
-            return out
+    def failed(self, e: Exception) -> Answer:
+        """ok:false; a ``--json`` error gives its kind, which also names the error."""
+        if isinstance(e, CliError) and e.kind:
+            return {"ok": False, "error": f"{e.kind}: {e}", "kind": e.kind}
+        return super().failed(e)
 
     # ---- locks ----
 
@@ -265,10 +238,7 @@ def main() -> None:
     program = os.environ.get("DDBLOCK_CLI") or str(ROOT / "target/debug/ddblock")
     if not os.access(program, os.X_OK):
         raise SystemExit(f"peer_cli.py: no ddblock CLI at {program} (set DDBLOCK_CLI)")
-    peer = Peer(Cli(program))
-    for line in sys.stdin:
-        if line.strip():
-            print(json.dumps(peer.answer(line)), flush=True)
+    Peer(Cli(program)).serve()
 
 
 if __name__ == "__main__":

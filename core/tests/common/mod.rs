@@ -58,15 +58,7 @@ impl Env {
 
     /// The raw item under table key `key` (consistent read, plain SDK).
     pub async fn raw(&self, key: &str) -> Option<HashMap<String, AttributeValue>> {
-        self.client
-            .get_item()
-            .table_name(&self.table)
-            .key("key", AttributeValue::S(key.into()))
-            .consistent_read(true)
-            .send()
-            .await
-            .expect("GetItem")
-            .item
+        ddblock_test_support::raw_item(&self.client, &self.table, key).await
     }
 
     /// Writes a raw item (plain SDK), e.g. exactly what Laravel would have written.

@@ -11,7 +11,6 @@ use std::process::{Child, Command as StdCommand, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
-use ddblock::aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
 use ddblock::aws_sdk_dynamodb::types::AttributeValue;
 use ddblock::aws_sdk_dynamodb::Client;
 use serde_json::Value;
@@ -187,19 +186,7 @@ impl Ctx {
 
     /// A plain SDK client for raw writes.
     pub fn client(&self) -> Client {
-        let conf = ddblock::aws_sdk_dynamodb::Config::builder()
-            .behavior_version(BehaviorVersion::latest())
-            .region(Region::new("us-east-1"))
-            .credentials_provider(Credentials::new(
-                "test",
-                "test",
-                None,
-                None,
-                "ddblock-cli-tests",
-            ))
-            .endpoint_url(&self.endpoint)
-            .build();
-        Client::from_conf(conf)
+        ddblock_test_support::client_for(&self.endpoint)
     }
 
     /// Writes an item as is (e.g. one Laravel wrote long ago).

@@ -15,7 +15,6 @@ use std::time::Duration;
 
 use aws_sdk_dynamodb::config::retry::RetryConfig;
 use aws_sdk_dynamodb::config::timeout::TimeoutConfig;
-use aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, BillingMode, KeySchemaElement, KeyType, ReturnValue, ScalarAttributeType,
@@ -43,17 +42,7 @@ pub fn sdk(endpoint: &str, attempts: u32, attempt_timeout: Option<Duration>) -> 
     if let Some(t) = attempt_timeout {
         timeouts = timeouts.operation_attempt_timeout(t);
     }
-    let conf = aws_sdk_dynamodb::Config::builder()
-        .behavior_version(BehaviorVersion::latest())
-        .region(Region::new("us-east-1"))
-        .credentials_provider(Credentials::new(
-            "test",
-            "test",
-            None,
-            None,
-            "fault-proxy-tests",
-        ))
-        .endpoint_url(endpoint)
+    let conf = ddblock_test_support::sdk::client_config(endpoint)
         .retry_config(
             RetryConfig::standard()
                 .with_max_attempts(attempts)

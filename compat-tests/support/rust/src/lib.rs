@@ -166,6 +166,20 @@ pub async fn new_bucket(endpoint: &str) -> String {
     name
 }
 
+/// The raw item under table key `key` of a table keyed by `key` (a consistent GetItem, plain
+/// SDK): what is really stored, whatever a store would make of it.
+pub async fn raw_item(client: &Client, table: &str, key: &str) -> Option<Item> {
+    client
+        .get_item()
+        .table_name(table)
+        .key("key", AttributeValue::S(key.to_owned()))
+        .consistent_read(true)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("GetItem {key} in {table}: {e:?}"))
+        .item
+}
+
 /// Deletes a table (best effort: a test that failed may have left it half made).
 pub async fn delete_table(client: &Client, table: &str) {
     let _ = client.delete_table().table_name(table).send().await;
