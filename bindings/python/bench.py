@@ -135,19 +135,12 @@ def main() -> int:
     os.environ["AWS_EC2_METADATA_DISABLED"] = "true"
 
     client: Any = boto3.client("dynamodb", endpoint_url=args.endpoint, region_name="us-east-1")
-    table = args.table
-    if table is None:
-        table = f"bench_{secrets.token_hex(4)}"
-        client.create_table(
-            TableName=table,
-            AttributeDefinitions=[{"AttributeName": "key", "AttributeType": "S"}],
-            KeySchema=[{"AttributeName": "key", "KeyType": "HASH"}],
-            BillingMode="PAY_PER_REQUEST",
-        )
-        while client.describe_table(TableName=table)["Table"]["TableStatus"] != "ACTIVE":
-            time.sleep(0.01)
-
     opts: dict[str, Any] = {"endpoint_url": args.endpoint, "region": "us-east-1", "prefix": ""}
+    table = args.table
+    if table is None:  # Laravel's table, as ddblock creates it (ACTIVE when this returns)
+        table = f"bench_{secrets.token_hex(4)}"
+        ddblock.Store(table, **opts).create_table(ttl=False)
+
     result: dict[str, Any] = {
         "python": sys.version.split()[0],
         "ddblock": ddblock.__version__,

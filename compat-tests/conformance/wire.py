@@ -106,91 +106,72 @@ class Ctx:
         return self.input(owner, ttl, margin=self.margin, attempt=ATTEMPT, fence_base=FENCE_BASE)
 
     # ---- the requests -------------------------------------------------------------------
-    def take(self, owner: str, ttl: int) -> dict:
+    def request(self, operation: str, **body) -> dict:
+        """A request on this case's lock item: the table and key first, then BODY in order."""
+        return {"operation": operation, "body": {"TableName": TABLE, "Key": self.key_map(), **body}}
+
+    def names(self, *names: str) -> dict:
+        """ExpressionAttributeNames: each placeholder (#key, #value, #expires_at, #attempt, #fence)
+        with its attribute's name, in the order given."""
         a = self.attrs
-        return {
-            "operation": "UpdateItem",
-            "body": {
-                "TableName": TABLE,
-                "Key": self.key_map(),
-                "UpdateExpression": "SET #value = :owner, #expires_at = :expires_at, #attempt = :attempt, "
-                "#fence = if_not_exists(#fence, :fence_base) + :one",
-                "ConditionExpression": "attribute_not_exists(#key) OR #expires_at < :now",
-                "ExpressionAttributeNames": {
-                    "#key": a["key"],
-                    "#value": a["value"],
-                    "#expires_at": a["expiration"],
-                    "#attempt": ATTEMPT_ATTR,
-                    "#fence": FENCE,
-                },
-                "ExpressionAttributeValues": {
-                    ":owner": stored(owner),
-                    ":expires_at": {"N": str(NOW + effective_ttl(ttl))},
-                    ":attempt": {"S": ATTEMPT},
-                    ":fence_base": {"N": str(FENCE_BASE)},
-                    ":one": {"N": "1"},
-                    ":now": {"N": str(NOW - self.margin)},
-                },
-                "ReturnValues": "UPDATED_NEW",
-                "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+        every = {"#key": a["key"], "#value": a["value"], "#expires_at": a["expiration"],
+                 "#attempt": ATTEMPT_ATTR, "#fence": FENCE}
+        return {n: every[n] for n in names}
+
+    def take(self, owner: str, ttl: int) -> dict:
+        return self.request(
+            "UpdateItem",
+            UpdateExpression="SET #value = :owner, #expires_at = :expires_at, #attempt = :attempt, "
+            "#fence = if_not_exists(#fence, :fence_base) + :one",
+            ConditionExpression="attribute_not_exists(#key) OR #expires_at < :now",
+            ExpressionAttributeNames=self.names("#key", "#value", "#expires_at", "#attempt", "#fence"),
+            ExpressionAttributeValues={
+                ":owner": stored(owner),
+                ":expires_at": {"N": str(NOW + effective_ttl(ttl))},
+                ":attempt": {"S": ATTEMPT},
+                ":fence_base": {"N": str(FENCE_BASE)},
+                ":one": {"N": "1"},
+                ":now": {"N": str(NOW - self.margin)},
             },
-        }
+            ReturnValues="UPDATED_NEW",
+            ReturnValuesOnConditionCheckFailure="ALL_OLD",
+        )
 
     def delete_attempt(self, owner: str) -> dict:
-        return {
-            "operation": "DeleteItem",
-            "body": {
-                "TableName": TABLE,
-                "Key": self.key_map(),
-                "ConditionExpression": "#value = :owner AND #attempt = :attempt",
-                "ExpressionAttributeNames": {"#value": self.attrs["value"], "#attempt": ATTEMPT_ATTR},
-                "ExpressionAttributeValues": {":owner": stored(owner), ":attempt": {"S": ATTEMPT}},
-            },
-        }
+        return self.request(
+            "DeleteItem",
+            ConditionExpression="#value = :owner AND #attempt = :attempt",
+            ExpressionAttributeNames=self.names("#value", "#attempt"),
+            ExpressionAttributeValues={":owner": stored(owner), ":attempt": {"S": ATTEMPT}},
+        )
 
     def delete_owned(self, owner: str) -> dict:
-        return {
-            "operation": "DeleteItem",
-            "body": {
-                "TableName": TABLE,
-                "Key": self.key_map(),
-                "ConditionExpression": "#value = :owner",
-                "ExpressionAttributeNames": {"#value": self.attrs["value"]},
-                "ExpressionAttributeValues": {":owner": stored(owner)},
-                "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-            },
-        }
+        return self.request(
+            "DeleteItem",
+            ConditionExpression="#value = :owner",
+            ExpressionAttributeNames=self.names("#value"),
+            ExpressionAttributeValues={":owner": stored(owner)},
+            ReturnValuesOnConditionCheckFailure="ALL_OLD",
+        )
 
     def delete_any(self) -> dict:
-        return {"operation": "DeleteItem", "body": {"TableName": TABLE, "Key": self.key_map()}}
+        return self.request("DeleteItem")
 
     def update(self, owner: str, seconds: int) -> dict:
-        a = self.attrs
-        return {
-            "operation": "UpdateItem",
-            "body": {
-                "TableName": TABLE,
-                "Key": self.key_map(),
-                "UpdateExpression": "SET #expires_at = :expires_at",
-                "ConditionExpression": "attribute_exists(#key) AND #value = :owner AND #expires_at > :now",
-                "ExpressionAttributeNames": {
-                    "#key": a["key"],
-                    "#value": a["value"],
-                    "#expires_at": a["expiration"],
-                },
-                "ExpressionAttributeValues": {
-                    ":owner": stored(owner),
-                    ":expires_at": {"N": str(NOW + seconds)},
-                    ":now": {"N": str(NOW)},
-                },
+        return self.request(
+            "UpdateItem",
+            UpdateExpression="SET #expires_at = :expires_at",
+            ConditionExpression="attribute_exists(#key) AND #value = :owner AND #expires_at > :now",
+            ExpressionAttributeNames=self.names("#key", "#value", "#expires_at"),
+            ExpressionAttributeValues={
+                ":owner": stored(owner),
+                ":expires_at": {"N": str(NOW + seconds)},
+                ":now": {"N": str(NOW)},
             },
-        }
+        )
 
     def get(self, optional: bool = False) -> dict:
-        req = {
-            "operation": "GetItem",
-            "body": {"TableName": TABLE, "Key": self.key_map(), "ConsistentRead": True},
-        }
+        req = self.request("GetItem", ConsistentRead=True)
         if optional:
             req["optional"] = True
         return req

@@ -33,6 +33,16 @@ FILL = {
     "BUCKET": "locks",
 }
 TABLE, BUCKET = FILL["TABLE"], FILL["BUCKET"]
+# Every CLI run's environment but the user's keys and the endpoint: no shared AWS configuration.
+CLI_ENV = {
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_CONFIG_FILE": "/nonexistent",
+    "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent",
+    "AWS_EC2_METADATA_DISABLED": "true",
+    "DYNAMODB_CACHE_TABLE": TABLE,
+    "CACHE_PREFIX": FILL["PREFIX"],
+    "DDBLOCK_LAYOUT": "laravel12",
+}
 
 
 def serve(port):
@@ -116,19 +126,13 @@ class Checks:
     def env(self, user):
         ak, sk = self.keys[user]
         keep = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "TMPDIR", "LANG")}
-        return dict(
-            keep,
-            AWS_ACCESS_KEY_ID=ak,
-            AWS_SECRET_ACCESS_KEY=sk,
-            AWS_DEFAULT_REGION="us-east-1",
-            AWS_CONFIG_FILE="/nonexistent",
-            AWS_SHARED_CREDENTIALS_FILE="/nonexistent",
-            AWS_EC2_METADATA_DISABLED="true",
-            DYNAMODB_ENDPOINT=self.endpoint,
-            DYNAMODB_CACHE_TABLE=TABLE,
-            CACHE_PREFIX=FILL["PREFIX"],
-            DDBLOCK_LAYOUT="laravel12",
-        )
+        return {
+            **keep,
+            **CLI_ENV,
+            "AWS_ACCESS_KEY_ID": ak,
+            "AWS_SECRET_ACCESS_KEY": sk,
+            "DYNAMODB_ENDPOINT": self.endpoint,
+        }
 
     def report(self, ok, user, what, detail=""):
         self.passed += ok
@@ -265,41 +269,28 @@ def run_checks(c):
             RequestItems={TABLE: [{"PutRequest": {"Item": item(k)}} for k in ("app_m1", "app_m2")]}
         ),
     )
-    c.sdk(
-        "cache",
-        "add: conditional PutItem",
-        lambda d: d.put_item(
+
+    def conditional(op, condition, values, **request):
+        """A conditional request as the core sends it: `:now` added, only the names it uses."""
+        said = condition + request.get("UpdateExpression", "")
+        return lambda d: getattr(d, op)(
             TableName=TABLE,
-            Item=item("app_a"),
-            ConditionExpression="attribute_not_exists(#k) OR #e < :now",
-            ExpressionAttributeNames={"#k": "key", "#e": "expires_at"},
-            ExpressionAttributeValues={":now": {"N": str(now)}},
-        ),
-    )
-    c.sdk(
-        "cache",
-        "increment: conditional UpdateItem",
-        lambda d: d.update_item(
-            TableName=TABLE,
-            Key=key("app_n"),
-            UpdateExpression="SET #v = #v + :a",
-            ConditionExpression="attribute_exists(#k) AND #e > :now",
-            ExpressionAttributeNames=names,
-            ExpressionAttributeValues={":a": {"N": "2"}, ":now": {"N": str(now)}},
-        ),
-    )
-    c.sdk(
-        "cache",
-        "touch: conditional UpdateItem",
-        lambda d: d.update_item(
-            TableName=TABLE,
-            Key=key("app_k"),
-            UpdateExpression="SET #e = :e",
-            ConditionExpression="attribute_exists(#k) AND #e > :now",
-            ExpressionAttributeNames={"#k": "key", "#e": "expires_at"},
-            ExpressionAttributeValues={":e": {"N": str(now + 120)}, ":now": {"N": str(now)}},
-        ),
-    )
+            ConditionExpression=condition,
+            ExpressionAttributeNames={n: v for n, v in names.items() if n in said},
+            ExpressionAttributeValues={**values, ":now": {"N": str(now)}},
+            **request,
+        )
+
+    def live_update(k, update, values):  # UpdateItem of an item that has not expired
+        live = "attribute_exists(#k) AND #e > :now"
+        return conditional("update_item", live, values, Key=key(k), UpdateExpression=update)
+
+    add = conditional("put_item", "attribute_not_exists(#k) OR #e < :now", {}, Item=item("app_a"))
+    c.sdk("cache", "add: conditional PutItem", add)
+    increment = live_update("app_n", "SET #v = #v + :a", {":a": {"N": "2"}})
+    c.sdk("cache", "increment: conditional UpdateItem", increment)
+    touch = live_update("app_k", "SET #e = :e", {":e": {"N": str(now + 120)}})
+    c.sdk("cache", "touch: conditional UpdateItem", touch)
     c.sdk("cache", "forget: DeleteItem", lambda d: d.delete_item(TableName=TABLE, Key=key("app_a")))
     c.cli("cache", "acquire", "job", *ttl, want=lambda o: o[held])  # locks are included
     c.sdk(

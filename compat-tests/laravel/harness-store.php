@@ -83,31 +83,27 @@ if (harness_driver() === 'ddblock') {
  * DynamoDB wire JSON (decoded to arrays) -> the SDK's input shape, and back: the same except
  * that the SDK takes and gives binary ('B', 'BS') values raw where the wire has base64.
  */
-function sdk_from_wire($value, $member = null)
+function sdk_from_wire($value)
 {
-    if (! is_array($value)) {
-        return $member === 'B' && is_string($value) ? base64_decode($value) : $value;
-    }
-    if ($member === 'BS' && array_is_list($value)) {
-        return array_map('base64_decode', $value);
-    }
-    foreach ($value as $k => $v) {
-        $value[$k] = sdk_from_wire($v, is_int($k) ? null : $k);
-    }
-
-    return $value;
+    return map_binary($value, 'base64_decode');
 }
 
-function sdk_to_wire($value, $member = null)
+function sdk_to_wire($value)
+{
+    return map_binary($value, 'base64_encode');
+}
+
+/** $value with $convert applied to every binary value in it: a 'B' member, each of a 'BS' list. */
+function map_binary($value, callable $convert, $member = null)
 {
     if (! is_array($value)) {
-        return $member === 'B' && is_string($value) ? base64_encode($value) : $value;
+        return $member === 'B' && is_string($value) ? $convert($value) : $value;
     }
     if ($member === 'BS' && array_is_list($value)) {
-        return array_map('base64_encode', $value);
+        return array_map($convert, $value);
     }
     foreach ($value as $k => $v) {
-        $value[$k] = sdk_to_wire($v, is_int($k) ? null : $k);
+        $value[$k] = map_binary($v, $convert, is_int($k) ? null : $k);
     }
 
     return $value;

@@ -20,8 +20,8 @@ that neither cargo nor rustc can be found there:
             driver's ApplicationTest (discovery from composer.json, the dynamodb store taken
             over, a lock taken and released) with the package read from the archive only
 
-Needs DDBLOCK_TEST_MOTO (compat-tests/servers/servers.sh start); prints one line per check and ends with
-`N passed, M failed`.
+Needs DDBLOCK_TEST_MOTO (compat-tests/servers/servers.sh start); prints one line per check and ends
+with `N passed, M failed`.
 """
 
 from __future__ import annotations

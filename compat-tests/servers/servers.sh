@@ -62,25 +62,28 @@ group_matches() {
     return 1
 }
 
+# signal_group SIGNAL PGID TRIES: send SIGNAL to the group, then wait up to
+# TRIES tenths of a second for it to end.
+signal_group() {
+    local i
+    kill "-$1" -- "-$2" 2>/dev/null || true
+    for ((i = 0; i < $3; i++)); do
+        pgid_alive "$2" || break
+        sleep 0.1
+    done
+}
+
 # stop_one NAME PATTERN: stop the group recorded in .run/NAME.pid.
 stop_one() {
-    local name=$1 pattern=$2 pidfile="$RUN_DIR/$1.pid" pgid i
+    local name=$1 pattern=$2 pidfile="$RUN_DIR/$1.pid" pgid
     [[ -f $pidfile ]] || return 0
     pgid="$(cat "$pidfile" 2>/dev/null || true)"
     if [[ $pgid =~ ^[0-9]+$ ]] && pgid_alive "$pgid" && group_matches "$pgid" "$pattern"; then
         log "stopping $name (process group $pgid)"
-        kill -TERM -- "-$pgid" 2>/dev/null || true
-        for ((i = 0; i < 50; i++)); do
-            pgid_alive "$pgid" || break
-            sleep 0.1
-        done
+        signal_group TERM "$pgid" 50
         if pgid_alive "$pgid"; then
             log "$name did not exit on SIGTERM, sending SIGKILL"
-            kill -KILL -- "-$pgid" 2>/dev/null || true
-            for ((i = 0; i < 20; i++)); do
-                pgid_alive "$pgid" || break
-                sleep 0.1
-            done
+            signal_group KILL "$pgid" 20
         fi
     fi
     rm -f "$pidfile"

@@ -5,9 +5,7 @@ mod common;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use aws_sdk_dynamodb::types::{
-    AttributeDefinition, BillingMode, KeySchemaElement, KeyType, ScalarAttributeType,
-};
+use aws_sdk_dynamodb::types::{KeyType, ScalarAttributeType};
 use common::{laravel_item, n, on_servers, s, Env, Server};
 use ddblock::admin::looks_like_generated_owner;
 use ddblock::{
@@ -398,41 +396,11 @@ async fn doctor_fails_on_missing_table_and_wrong_schema(server: Server) {
 
     // A table keyed by a number `id` plus a sort key.
     let name = format!("wrong_{}", ddblock::lock::random_owner().to_lowercase());
-    env.client
-        .create_table()
-        .table_name(&name)
-        .attribute_definitions(
-            AttributeDefinition::builder()
-                .attribute_name("id")
-                .attribute_type(ScalarAttributeType::N)
-                .build()
-                .unwrap(),
-        )
-        .attribute_definitions(
-            AttributeDefinition::builder()
-                .attribute_name("sk")
-                .attribute_type(ScalarAttributeType::S)
-                .build()
-                .unwrap(),
-        )
-        .key_schema(
-            KeySchemaElement::builder()
-                .attribute_name("id")
-                .key_type(KeyType::Hash)
-                .build()
-                .unwrap(),
-        )
-        .key_schema(
-            KeySchemaElement::builder()
-                .attribute_name("sk")
-                .key_type(KeyType::Range)
-                .build()
-                .unwrap(),
-        )
-        .billing_mode(BillingMode::PayPerRequest)
-        .send()
-        .await
-        .unwrap();
+    let keys = [
+        ("id", ScalarAttributeType::N, KeyType::Hash),
+        ("sk", ScalarAttributeType::S, KeyType::Range),
+    ];
+    ddblock_test_support::create_keyed_table(&env.client, &name, &keys).await;
     let wrong = env.store_with(env.config().table(&name));
     let r = wrong
         .doctor(&DoctorOptions::new().scan(None), |_| {})

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use common::{n, on_servers, Env, Server};
 use ddblock::cas::DEFAULT_CAS_ATTEMPTS;
-use ddblock::{Backoff, CasOptions, CasOutcome, ErrorKind, KeyLayout, PhpValue};
+use ddblock::{Backoff, CasOptions, CasOutcome, ErrorKind, KeyLayout, PhpValue, Store, Versioned};
 
 fn int(v: Option<&PhpValue>) -> i64 {
     match v {
@@ -15,6 +15,42 @@ fn int(v: Option<&PhpValue>) -> i64 {
         Some(PhpValue::Int(i)) => *i,
         Some(other) => panic!("not an int: {other:?}"),
     }
+}
+
+/// `put_if_version` of `value` where `version` is expected.
+async fn if_version(
+    store: &Store,
+    key: &str,
+    value: PhpValue,
+    ttl: i64,
+    version: u64,
+) -> CasOutcome {
+    store
+        .put_if_version(key, &value, ttl, version)
+        .await
+        .unwrap()
+}
+
+/// Writes `key` where no version is expected (version 0) and returns the version written.
+async fn create(store: &Store, key: &str, value: PhpValue, ttl: i64) -> u64 {
+    if_version(store, key, value, ttl, 0)
+        .await
+        .version()
+        .unwrap()
+}
+
+/// `put_if_unchanged` of `value` over what `seen` read.
+async fn unchanged(
+    store: &Store,
+    key: &str,
+    seen: &Versioned,
+    value: PhpValue,
+    ttl: i64,
+) -> CasOutcome {
+    store
+        .put_if_unchanged(key, seen, &value, ttl)
+        .await
+        .unwrap()
 }
 
 fn fast() -> CasOptions {
@@ -32,11 +68,7 @@ async fn versions_live_beside_laravels_attributes(server: Server) {
     let t = env.now();
     let missing = store.get_versioned("stock").await.unwrap();
     assert_eq!((missing.value, missing.version), (None, 0));
-    let v1 = match store
-        .put_if_version("stock", &PhpValue::Int(10), 60, 0)
-        .await
-        .unwrap()
-    {
+    let v1 = match if_version(&store, "stock", PhpValue::Int(10), 60, 0).await {
         CasOutcome::Written { version } => version,
         CasOutcome::Conflict => panic!("conflict on a new item"),
     };
@@ -59,24 +91,15 @@ async fn versions_live_beside_laravels_attributes(server: Server) {
         (read.value.clone(), read.version),
         (Some(PhpValue::Int(10)), v1)
     );
-    let out = store
-        .put_if_version("stock", &PhpValue::Int(9), 60, v1)
-        .await
-        .unwrap();
+    let out = if_version(&store, "stock", PhpValue::Int(9), 60, v1).await;
     assert_eq!(out, CasOutcome::Written { version: v1 + 1 });
     assert_eq!(
-        store
-            .put_if_version("stock", &PhpValue::Int(8), 60, v1)
-            .await
-            .unwrap(),
+        if_version(&store, "stock", PhpValue::Int(8), 60, v1).await,
         CasOutcome::Conflict,
         "a stale version"
     );
     assert_eq!(
-        store
-            .put_if_unchanged("stock", &read, &PhpValue::Int(8), 60)
-            .await
-            .unwrap(),
+        unchanged(&store, "stock", &read, PhpValue::Int(8), 60).await,
         CasOutcome::Conflict,
         "a stale read"
     );
@@ -88,12 +111,7 @@ async fn versions_live_beside_laravels_attributes(server: Server) {
 async fn a_laravel_put_in_between_fails_the_next_write(server: Server) {
     let env = Env::new(server).await;
     let store = env.store(KeyLayout::Laravel8);
-    let v = store
-        .put_if_version("cfg", &PhpValue::from("a"), 60, 0)
-        .await
-        .unwrap()
-        .version()
-        .unwrap();
+    let v = create(&store, "cfg", PhpValue::from("a"), 60).await;
     let read = store.get_versioned("cfg").await.unwrap();
     // Laravel's put: a whole new item without the version.
     store
@@ -106,14 +124,8 @@ async fn a_laravel_put_in_between_fails_the_next_write(server: Server) {
         .unwrap()
         .contains_key("ddblock_version"));
     for out in [
-        store
-            .put_if_version("cfg", &PhpValue::from("b"), 60, v)
-            .await
-            .unwrap(),
-        store
-            .put_if_unchanged("cfg", &read, &PhpValue::from("b"), 60)
-            .await
-            .unwrap(),
+        if_version(&store, "cfg", PhpValue::from("b"), 60, v).await,
+        unchanged(&store, "cfg", &read, PhpValue::from("b"), 60).await,
     ] {
         assert_eq!(out, CasOutcome::Conflict);
     }
@@ -133,49 +145,30 @@ async fn a_laravel_put_in_between_fails_the_next_write(server: Server) {
         .await
         .unwrap();
     assert_eq!(
-        store
-            .put_if_unchanged("cfg", &again, &PhpValue::from("c"), 60)
-            .await
-            .unwrap(),
+        unchanged(&store, "cfg", &again, PhpValue::from("c"), 60).await,
         CasOutcome::Conflict
     );
     // A bare version 0 only asks for "no version": it replaces the item Laravel wrote.
-    let w = store
-        .put_if_version("cfg", &PhpValue::from("c"), 60, 0)
-        .await
-        .unwrap()
-        .version()
-        .unwrap();
+    let w = create(&store, "cfg", PhpValue::from("c"), 60).await;
     assert!(w > v, "versions never repeat: {w} after {v}");
 }
 
 async fn in_place_changes_keep_the_version_but_fail_unchanged(server: Server) {
     let env = Env::new(server).await;
     let store = env.store(KeyLayout::Laravel12);
-    let v = store
-        .put_if_version("n", &PhpValue::Int(5), 60, 0)
-        .await
-        .unwrap()
-        .version()
-        .unwrap();
+    let v = create(&store, "n", PhpValue::Int(5), 60).await;
     let read = store.get_versioned("n").await.unwrap();
     // Laravel's increment is an UpdateItem of the value: the version stays.
     assert_eq!(store.increment("n", 1).await.unwrap(), Some(6));
     assert_eq!(store.get_versioned("n").await.unwrap().version, v);
     assert_eq!(
-        store
-            .put_if_unchanged("n", &read, &PhpValue::Int(50), 60)
-            .await
-            .unwrap(),
+        unchanged(&store, "n", &read, PhpValue::Int(50), 60).await,
         CasOutcome::Conflict,
         "the value changed"
     );
     // put_if_version checks the version only (documented): it overwrites the increment.
     assert!(matches!(
-        store
-            .put_if_version("n", &PhpValue::Int(50), 60, v)
-            .await
-            .unwrap(),
+        if_version(&store, "n", PhpValue::Int(50), 60, v).await,
         CasOutcome::Written { .. }
     ));
 }
@@ -183,12 +176,7 @@ async fn in_place_changes_keep_the_version_but_fail_unchanged(server: Server) {
 async fn expired_entries_read_as_missing_and_keep_their_version(server: Server) {
     let env = Env::new(server).await;
     let store = env.store(KeyLayout::Laravel12);
-    let v = store
-        .put_if_version("e", &PhpValue::Int(1), 10, 0)
-        .await
-        .unwrap()
-        .version()
-        .unwrap();
+    let v = create(&store, "e", PhpValue::Int(1), 10).await;
     env.clock.advance(10);
     let read = store.get_versioned("e").await.unwrap();
     assert_eq!(
@@ -197,20 +185,14 @@ async fn expired_entries_read_as_missing_and_keep_their_version(server: Server) 
         "expired at now >= expires_at"
     );
     assert_eq!(
-        store
-            .put_if_unchanged("e", &read, &PhpValue::Int(2), 10)
-            .await
-            .unwrap(),
+        unchanged(&store, "e", &read, PhpValue::Int(2), 10).await,
         CasOutcome::Written { version: v + 1 }
     );
     // A read of a missing key expects it missing.
     let none = store.get_versioned("fresh").await.unwrap();
     store.put("fresh", &PhpValue::Int(1), 60).await.unwrap();
     assert_eq!(
-        store
-            .put_if_unchanged("fresh", &none, &PhpValue::Int(2), 60)
-            .await
-            .unwrap(),
+        unchanged(&store, "fresh", &none, PhpValue::Int(2), 60).await,
         CasOutcome::Conflict
     );
 }

@@ -162,18 +162,23 @@ fn decode_stored_matches_laravel_read_back() {
         let Ok(text) = String::from_utf8(b64(&r["stored_text"])) else {
             continue; // cannot be stored at all
         };
-        let got = codec::decode_stored(&text);
-        match r["read_back"].is_null() {
-            true => assert!(got.is_err(), "{name}: PHP fails to read {text:?}: {got:?}"),
-            false => {
-                let got = got.unwrap_or_else(|e| panic!("{name}: decode_stored({text:?}): {e}"));
-                assert_eq!(
-                    show(&codec::serialize(&got)),
-                    show(&b64(&r["read_back"])),
-                    "{name}"
-                );
-            }
-        }
+        reads_back_as(&text, &r["read_back"], name);
+    }
+}
+
+/// `decode_stored(text)` reads what PHP read back: `read_back` is the base64 of PHP's serialize of
+/// it, or null where PHP fails to read the text (Laravel's get gives false).
+fn reads_back_as(text: &str, read_back: &Value, what: &str) {
+    let got = codec::decode_stored(text);
+    if read_back.is_null() {
+        assert!(got.is_err(), "{what}: PHP fails to read {text:?}: {got:?}");
+    } else {
+        let got = got.unwrap_or_else(|e| panic!("{what}: decode_stored({text:?}): {e}"));
+        assert_eq!(
+            show(&codec::serialize(&got)),
+            show(&b64(read_back)),
+            "{what}"
+        );
     }
 }
 
@@ -208,17 +213,7 @@ fn numeric_rules_match_php_for_every_text() {
         assert_eq!(float, r["float_cast"].as_str().unwrap(), "(float){t}");
 
         if let Ok(s) = std::str::from_utf8(&text) {
-            let got = codec::decode_stored(s);
-            if r["laravel_read"].is_null() {
-                assert!(got.is_err(), "Laravel reads {t} as false; we got {got:?}");
-            } else {
-                let got = got.unwrap_or_else(|e| panic!("decode_stored({t}): {e}"));
-                assert_eq!(
-                    show(&codec::serialize(&got)),
-                    show(&b64(&r["laravel_read"])),
-                    "decode_stored({t})"
-                );
-            }
+            reads_back_as(s, &r["laravel_read"], &format!("decode_stored({t})"));
         }
     }
 }

@@ -9,16 +9,8 @@ use std::time::{Duration, Instant};
 use common::{assert_fields, now, on_servers, pick, Ctx, Server, ACQUIRE_FIELDS};
 use serde_json::json;
 
-const RELEASE_FIELDS: &[&str] = &["released", "outcome", "name", "key", "holder"];
-const STATUS_FIELDS: &[&str] = &[
-    "name",
-    "key",
-    "held",
-    "owner",
-    "expires_at",
-    "expires_in",
-    "fence",
-];
+const RELEASE_FIELDS: &str = "released outcome name key holder";
+const STATUS_FIELDS: &str = "name key held owner expires_at expires_in fence";
 
 fn acquire_status_release(server: Server) {
     let ctx = Ctx::new(server);

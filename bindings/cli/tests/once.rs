@@ -5,7 +5,7 @@ mod common;
 
 use std::fs;
 
-use common::{on_servers, scratch, send_signal, wait_for, Ctx, Server};
+use common::{on_servers, scratch, script_writing, send_signal, wait_for, Ctx, Server};
 
 fn lines(path: &std::path::Path) -> usize {
     fs::read_to_string(path).map_or(0, |t| t.lines().count())
@@ -13,10 +13,9 @@ fn lines(path: &std::path::Path) -> usize {
 
 fn once_runs_the_command_once(server: Server) {
     let ctx = Ctx::new(server);
-    let log = scratch().join("ran");
-    let script = format!(
-        "echo \"$DDBLOCK_ONCE_EVENT $DDBLOCK_ONCE_KEY\" >> {}",
-        log.display()
+    let (log, script) = script_writing(
+        "ran",
+        "echo \"$DDBLOCK_ONCE_EVENT $DDBLOCK_ONCE_KEY\" >> {file}",
     );
     let (code, out, _) = ctx.text(&["once", "evt-1", "--ttl", "30", "--", "sh", "-c", &script]);
     assert_eq!(code, 0);

@@ -7,17 +7,16 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{
-    assert_fields, on_servers, scratch, send_signal, stderr_of, wait_for, wait_timeout, Ctx,
-    Server, ACQUIRE_FIELDS,
+    assert_fields, on_servers, scratch, script_writing, send_signal, stderr_of, wait_for,
+    wait_timeout, Ctx, Server, ACQUIRE_FIELDS,
 };
 use serde_json::json;
 
 fn run_propagates_status_and_releases(server: Server) {
     let ctx = Ctx::new(server);
-    let seen = scratch().join("seen");
-    let script = format!(
-        "echo \"$DDBLOCK_LOCK_NAME $DDBLOCK_LOCK_KEY ${{#DDBLOCK_LOCK_OWNER}}\" > {}; exit 3",
-        seen.display()
+    let (seen, script) = script_writing(
+        "seen",
+        "echo \"$DDBLOCK_LOCK_NAME $DDBLOCK_LOCK_KEY ${#DDBLOCK_LOCK_OWNER}\" > {file}; exit 3",
     );
     let (code, out, err) = ctx.run_sh("job", "30", &script);
     assert_eq!((code, out.as_str(), err.as_str()), (3, "", ""));
@@ -234,10 +233,9 @@ fn lose_the_lease_under_run(
 
 fn run_heartbeat_stops_the_command_when_the_lease_is_lost(server: Server) {
     let ctx = Ctx::new(server);
-    let got = scratch().join("got");
-    let script = format!(
-        "trap 'echo TERM > {}; exit 9' TERM; touch \"$READY\"; while :; do sleep 0.05; done",
-        got.display()
+    let (got, script) = script_writing(
+        "got",
+        "trap 'echo TERM > {file}; exit 9' TERM; touch \"$READY\"; while :; do sleep 0.05; done",
     );
     let (code, err, took, thief) = lose_the_lease_under_run(&ctx, "lost", &[], &script);
     assert_eq!(code, Some(76), "exit 76 (lease lost), not CMD's 9: {err}");

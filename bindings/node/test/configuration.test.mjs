@@ -8,7 +8,7 @@ import { promisify } from 'node:util'
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { SERVERS, ROOT, freshTable, unique } from './helpers.mjs'
+import { SERVERS, ROOT, freshTable, freshStore, unique } from './helpers.mjs'
 
 const { Store, DdblockError } = createRequire(import.meta.url)('../lib.js')
 const run = promisify(execFile)
@@ -52,7 +52,7 @@ test('Laravel variables fill what is not given; explicit options win', async () 
 
 describe('on a fresh table', () => {
   let store
-  before(async () => { store = new Store({ table: await freshTable(endpoint), endpoint }) })
+  before(async () => { store = await freshStore(endpoint) })
 
   test('a ttl that is not a whole number says so', async () => {
     await assert.rejects(store.put('k', 'v', '30'), code('INVALID_TTL', /not a string/))

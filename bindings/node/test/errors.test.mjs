@@ -1,7 +1,7 @@
 import { test, describe, before } from 'node:test'
 import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'
-import { SERVERS, freshTable, unique, faultProxy } from './helpers.mjs'
+import { SERVERS, freshTable, freshStore, unique, faultProxy } from './helpers.mjs'
 
 const { Store, DdblockError, CODES } = createRequire(import.meta.url)('../lib.js')
 
@@ -89,7 +89,7 @@ test('an unreachable endpoint is TRANSPORT', async () => {
 for (const { name: server, endpoint } of SERVERS) {
   describe(`errors on ${server}`, () => {
     let store
-    before(async () => { store = new Store({ table: await freshTable(endpoint), endpoint }) })
+    before(async () => { store = await freshStore(endpoint) })
 
     test('empty key and lock name are INVALID_KEY', async () => {
       await assert.rejects(store.get(''), code('INVALID_KEY'))

@@ -3,6 +3,7 @@
 import { spawn, execFile } from 'node:child_process'
 import { createInterface } from 'node:readline'
 import { promisify } from 'node:util'
+import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
 import path from 'node:path'
 import { randomBytes } from 'node:crypto'
@@ -41,6 +42,12 @@ export async function freshTable (endpoint, keyAttribute = 'key') {
   }))
   client.destroy()
   return table
+}
+
+/** A Store (prefix and other options as given) on a fresh table from `freshTable`. */
+export async function freshStore (endpoint, options = {}) {
+  const { Store } = createRequire(import.meta.url)('../lib.js')
+  return new Store({ table: await freshTable(endpoint), endpoint, ...options })
 }
 
 /** The PHP harness (Laravel's real DynamoDbStore/DynamoDbLock) as a JSON-lines peer. */

@@ -1,17 +1,15 @@
 import { test, describe, before } from 'node:test'
 import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'
-import { SERVERS, freshTable, unique } from './helpers.mjs'
+import { SERVERS, freshStore, unique } from './helpers.mjs'
 
-const { Store, DdblockError } = createRequire(import.meta.url)('../lib.js')
+const { DdblockError } = createRequire(import.meta.url)('../lib.js')
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 
 for (const { name: server, endpoint } of SERVERS) {
   describe(`locks on ${server}`, () => {
     let store
-    before(async () => {
-      store = new Store({ table: await freshTable(endpoint), endpoint, prefix: 'app_' })
-    })
+    before(async () => { store = await freshStore(endpoint, { prefix: 'app_' }) })
 
     test('acquire, held by another, release, acquire again', async () => {
       const name = unique('orders:')

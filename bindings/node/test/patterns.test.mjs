@@ -4,7 +4,7 @@
 import { test, describe, before } from 'node:test'
 import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'
-import { SERVERS, freshTable, unique, faultProxy } from './helpers.mjs'
+import { SERVERS, freshTable, freshStore, unique, faultProxy } from './helpers.mjs'
 
 const { Store, Versioned, DdblockError } = createRequire(import.meta.url)('../lib.js')
 const code = (c) => (e) => {
@@ -16,9 +16,7 @@ const code = (c) => (e) => {
 for (const { name: server, endpoint } of SERVERS) {
   describe(`once-only guard on ${server}`, () => {
     let store
-    before(async () => {
-      store = new Store({ table: await freshTable(endpoint), endpoint, prefix: 'app_' })
-    })
+    before(async () => { store = await freshStore(endpoint, { prefix: 'app_' }) })
 
     test('one winner; later deliveries see the count; Laravel reads it', async () => {
       const evt = unique('evt:')
@@ -107,9 +105,7 @@ for (const { name: server, endpoint } of SERVERS) {
 
   describe(`compare-and-set on ${server}`, () => {
     let store
-    before(async () => {
-      store = new Store({ table: await freshTable(endpoint), endpoint, prefix: 'app_' })
-    })
+    before(async () => { store = await freshStore(endpoint, { prefix: 'app_' }) })
 
     test('versions, conflicts, and Laravel writes in between', async () => {
       const key = unique('stock:')

@@ -1,9 +1,6 @@
 import { test, describe, before } from 'node:test'
 import assert from 'node:assert/strict'
-import { createRequire } from 'node:module'
-import { SERVERS, freshTable } from './helpers.mjs'
-
-const { Store } = createRequire(import.meta.url)('../lib.js')
+import { SERVERS, freshStore } from './helpers.mjs'
 
 const ROUND_TRIPS = [
   ['null', null],
@@ -26,7 +23,7 @@ const ROUND_TRIPS = [
 for (const { name: server, endpoint } of SERVERS) {
   describe(`values on ${server}`, () => {
     let store
-    before(async () => { store = new Store({ table: await freshTable(endpoint), endpoint }) })
+    before(async () => { store = await freshStore(endpoint) })
 
     test('round trips', async () => {
       for (const [what, v] of ROUND_TRIPS) {

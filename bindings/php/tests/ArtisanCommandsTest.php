@@ -4,6 +4,7 @@ declare(strict_types=1);
 
 namespace Ddblock\Laravel\Tests;
 
+use Aws\DynamoDb\DynamoDbClient;
 use Ddblock\Laravel\Console\DdblockCommand;
 use Ddblock\Laravel\DynamoDbLock;
 use Ddblock\Laravel\Tests\Support\TestApp;
@@ -31,6 +32,20 @@ final class ArtisanCommandsTest extends TestCase
         $this->cacheConfig = TestApp::cacheConfig(self::endpoint($server), $table, 'dynamodb', $store);
         $this->cacheConfig['stores']['array'] = ['driver' => 'array'];
         $this->kernel = TestApp::console(TestApp::boot($this->cacheConfig, $ddblock));
+    }
+
+    /**
+     * The app (see app()) on a fresh table on `$server`: a client to the server and the table.
+     *
+     * @return array{0: DynamoDbClient, 1: string}
+     */
+    private function appOnAFreshTable(string $server, ?array $ddblock = null): array
+    {
+        $client = self::client($server);
+        $table = self::table($client);
+        $this->app($server, $table, $ddblock);
+
+        return [$client, $table];
     }
 
     /**
@@ -65,9 +80,7 @@ final class ArtisanCommandsTest extends TestCase
     /** @dataProvider servers */
     public function testStatusShowsTheHolderItsExpiryAndFence(string $server): void
     {
-        $client = self::client($server);
-        $table = self::table($client);
-        $this->app($server, $table);
+        [$client, $table] = $this->appOnAFreshTable($server);
         $key = self::key('orders');
 
         $this->assertSame(
@@ -157,9 +170,7 @@ final class ArtisanCommandsTest extends TestCase
     /** @dataProvider servers */
     public function testReleaseDeletesTheLockOnlyWithForce(string $server): void
     {
-        $client = self::client($server);
-        $table = self::table($client);
-        $this->app($server, $table);
+        [$client, $table] = $this->appOnAFreshTable($server);
         $lock = Cache::lock('stuck', 0);
         $this->assertTrue($lock->get());
 
@@ -279,9 +290,7 @@ final class ArtisanCommandsTest extends TestCase
     /** @dataProvider servers */
     public function testDoctorFindsTtl0LocksAndKeysOfAnotherLayout(string $server): void
     {
-        $client = self::client($server);
-        $table = self::table($client);
-        $this->app($server, $table);
+        [$client, $table] = $this->appOnAFreshTable($server);
         $stuck = Cache::lock('stuck', 0);   // Laravel's default: a day
         $this->assertTrue($stuck->get());
         $this->assertTrue(Cache::lock('short', 60)->get());
@@ -425,9 +434,7 @@ final class ArtisanCommandsTest extends TestCase
     /** @dataProvider servers */
     public function testTheCommandsReadAStoreOfLaravelsOwnDriver(string $server): void
     {
-        $client = self::client($server);
-        $table = self::table($client);
-        $this->app($server, $table, ['takeover_dynamodb' => false, 'clock_skew_margin' => 4]);
+        $this->appOnAFreshTable($server, ['takeover_dynamodb' => false, 'clock_skew_margin' => 4]);
         $lock = Cache::lock('orders', 30);
         $this->assertNotInstanceOf(DynamoDbLock::class, $lock, 'Laravel\'s own lock');
         $this->assertTrue($lock->get());

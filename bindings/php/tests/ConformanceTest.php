@@ -27,21 +27,6 @@ use RuntimeException;
  */
 final class ConformanceTest extends TestCase
 {
-    /** @var array<string, string> table per server and key attribute */
-    private static array $tablesFor = [];
-
-    /** @var array<string, FaultProxy> one fault proxy per server, for the cases with faults */
-    private static array $proxies = [];
-
-    public static function tearDownAfterClass(): void
-    {
-        foreach (self::$proxies as $proxy) {
-            $proxy->stop();
-        }
-        self::$proxies = [];
-        parent::tearDownAfterClass();
-    }
-
     private static function vectorsDir(): string
     {
         return self::root() . '/compat-tests/conformance/v2';
@@ -58,8 +43,11 @@ final class ConformanceTest extends TestCase
         if ($faults === null) {
             return self::endpoint($server);
         }
-        $proxy = self::$proxies[$server]
-            ??= FaultProxy::start(self::cargoBinary('fault-proxy'), self::endpoint($server));
+        // One fault proxy per server, for the cases with faults.
+        $proxy = self::startedOnce(
+            "fault-proxy $server",
+            static fn (): FaultProxy => FaultProxy::start(self::cargoBinary('fault-proxy'), self::endpoint($server))
+        );
         $answers = $faults['answers_lost'] ?? [];
         $requests = $faults['requests_lost'] ?? [];
         $proxy->configure([
@@ -123,7 +111,7 @@ final class ConformanceTest extends TestCase
             'value' => $case['table']['value_attribute'],
             'expiration' => $case['table']['expiration_attribute'],
         ];
-        $table = self::$tablesFor["$server {$attributes['key']}"] ??= self::table($plain, $attributes['key']);
+        $table = self::sharedTable($server, $attributes['key']);
         $input = $case['input'];
         Carbon::setTestNow(Carbon::createFromTimestamp($input['now']));
         // The vectors list the protocol's requests: the SDK's own retries (which would repeat one

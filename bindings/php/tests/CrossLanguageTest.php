@@ -4,6 +4,8 @@ declare(strict_types=1);
 
 namespace Ddblock\Laravel\Tests;
 
+use Aws\DynamoDb\DynamoDbClient;
+use Ddblock\Laravel\DynamoDbStore;
 use Ddblock\Laravel\Tests\Support\Peer;
 
 /**
@@ -15,20 +17,6 @@ use Ddblock\Laravel\Tests\Support\Peer;
  */
 final class CrossLanguageTest extends TestCase
 {
-    /** @var array<string, Peer> */
-    private static array $peers = [];
-    /** @var array<string, string> */
-    private static array $tables = [];
-
-    public static function tearDownAfterClass(): void
-    {
-        foreach (self::$peers as $peer) {
-            $peer->close();
-        }
-        self::$peers = [];
-        parent::tearDownAfterClass();
-    }
-
     /** @return array<string, array{0: string, 1: string, 2: string, 3: string}> */
     public static function combinations(): array
     {
@@ -45,30 +33,46 @@ final class CrossLanguageTest extends TestCase
         return $rows;
     }
 
-    private function peer(string $which, string $server, string $layout, string $table): Peer
+    private static function startPeer(string $which, string $server, string $layout, string $table): Peer
     {
-        $key = "$which $server $layout";
-        if (isset(self::$peers[$key])) {
-            return self::$peers[$key];
-        }
         $config = ['table' => $table, 'prefix' => 'app_', 'layout' => $layout, 'endpoint' => self::endpoint($server)];
         $peers = self::root() . '/compat-tests/support/peers';
         switch ($which) {
             case 'cli':
-                $peer = Peer::cli(self::cargoBinary('ddblock'), $config);
-                break;
+                return Peer::cli(self::cargoBinary('ddblock'), $config);
             case 'rust':
-                $peer = Peer::start('rust', [self::cargoBinary('ddblock-peer')], $config);
-                break;
+                return Peer::start('rust', [self::cargoBinary('ddblock-peer')], $config);
             case 'python':
                 $python = self::root() . '/bindings/python/.venv/bin/python';
-                $peer = Peer::start('python', [$python, "$peers/peer.py"], $config);
-                break;
-            default:
-                $peer = Peer::start('node', ['node', "$peers/peer.mjs"], $config);
-        }
 
-        return self::$peers[$key] = $peer;
+                return Peer::start('python', [$python, "$peers/peer.py"], $config);
+            default:
+                return Peer::start('node', ['node', "$peers/peer.mjs"], $config);
+        }
+    }
+
+    /**
+     * What a test of one combination works with: the table the class's tests share on `$server`,
+     * a client to it, the peer `$which` (one per server and layout) and the driver's store on it.
+     *
+     * @return array{0: DynamoDbClient, 1: string, 2: Peer, 3: DynamoDbStore}
+     */
+    private static function meeting(string $server, string $layout, string $which): array
+    {
+        $table = self::sharedTable($server);
+        $client = self::client($server);
+        $peer = self::startedOnce(
+            "$which $server $layout",
+            static fn (): Peer => self::startPeer($which, $server, $layout, $table)
+        );
+
+        return [$client, $table, $peer, self::driverStore($layout, $client, $table)];
+    }
+
+    /** The lock name of a test: `$prefix`, the peer, and whether the owner is numeric. */
+    private static function lockName(string $prefix, string $which, string $owner): string
+    {
+        return "$prefix-$which-" . (ctype_digit($owner) ? 'n' : 's');
     }
 
     /** @dataProvider combinations */
@@ -78,11 +82,8 @@ final class CrossLanguageTest extends TestCase
         string $which,
         string $owner
     ): void {
-        $client = self::client($server);
-        $table = self::$tables[$server] ??= self::table($client);
-        $peer = $this->peer($which, $server, $layout, $table);
-        $store = self::driverStore($layout, $client, $table);
-        $name = "from-php-$which-" . (ctype_digit($owner) ? 'n' : 's');
+        [$client, $table, $peer, $store] = self::meeting($server, $layout, $which);
+        $name = self::lockName('from-php', $which, $owner);
 
         $lock = $store->lock($name, 60, $owner);
         $this->assertTrue($lock->get());
@@ -108,11 +109,8 @@ final class CrossLanguageTest extends TestCase
         string $which,
         string $owner
     ): void {
-        $client = self::client($server);
-        $table = self::$tables[$server] ??= self::table($client);
-        $peer = $this->peer($which, $server, $layout, $table);
-        $store = self::driverStore($layout, $client, $table);
-        $name = "to-php-$which-" . (ctype_digit($owner) ? 'n' : 's');
+        [$client, $table, $peer, $store] = self::meeting($server, $layout, $which);
+        $name = self::lockName('to-php', $which, $owner);
 
         $this->assertSame(['acquired' => true, 'owner' => $owner], $peer->acquire($name, 60, $owner));
         $restored = $store->restoreLock($name, $owner);

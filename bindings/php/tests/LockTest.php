@@ -4,8 +4,10 @@ declare(strict_types=1);
 
 namespace Ddblock\Laravel\Tests;
 
+use Aws\DynamoDb\DynamoDbClient;
 use Aws\DynamoDb\Exception\DynamoDbException;
 use Ddblock\Laravel\DynamoDbLock;
+use Ddblock\Laravel\DynamoDbStore;
 use Ddblock\Laravel\LockException;
 use Ddblock\Laravel\OutcomeUnknownException;
 use Ddblock\Laravel\Tests\Support\Recorder;
@@ -19,19 +21,25 @@ use Illuminate\Support\Carbon;
  */
 final class LockTest extends TestCase
 {
-    /** @var array<string, string> */
-    private static array $tableOf = [];
-
-    private function tableFor(string $server): string
+    /**
+     * A client to `$server`, the table the class's tests share there, and the driver's store on it
+     * in the first layout the loaded Laravel writes.
+     *
+     * @return array{0: DynamoDbClient, 1: string, 2: DynamoDbStore}
+     */
+    private static function onSharedTable(string $server): array
     {
-        return self::$tableOf[$server] ??= self::table(self::client($server));
+        $client = self::client($server);
+        $table = self::sharedTable($server);
+
+        return [$client, $table, self::driverStore(self::layouts()[0], $client, $table)];
     }
 
     /** @dataProvider serversAndLayouts */
     public function testAcquireThenReleaseWritesLaravelsItemAndDeletesIt(string $server, string $layout): void
     {
         $client = self::client($server);
-        $table = $this->tableFor($server);
+        $table = self::sharedTable($server);
         $store = self::driverStore($layout, $client, $table);
         $lock = $store->lock('cycle', 10);
         $this->assertInstanceOf(DynamoDbLock::class, $lock);
@@ -79,7 +87,7 @@ final class LockTest extends TestCase
     public function testTheKeyIsTheOneStockLaravelWrites(string $server, string $layout): void
     {
         $client = self::client($server);
-        $table = $this->tableFor($server);
+        $table = self::sharedTable($server);
         $stock = self::stockStore($layout, $client, $table)->lock('shared-key', 10);
         $this->assertTrue($stock->get());
         $driver = self::driverStore($layout, $client, $table)->restoreLock('shared-key', $stock->owner());
@@ -93,7 +101,7 @@ final class LockTest extends TestCase
     public function testNumericOwnersAreStoredAsNumbersAndReleased(string $server, string $layout): void
     {
         $client = self::client($server);
-        $table = $this->tableFor($server);
+        $table = self::sharedTable($server);
         $store = self::driverStore($layout, $client, $table);
         $this->assertTrue($store->lock('numeric', 10, '12345')->get());
         $key = self::lockKey($layout, 'app_', 'numeric');
@@ -122,7 +130,7 @@ final class LockTest extends TestCase
     public function testNullAndNumericOwnersAnswerAsTheInstalledLaravelDoes(string $server): void
     {
         $client = self::client($server);
-        $table = $this->tableFor($server);
+        $table = self::sharedTable($server);
         $layout = self::layouts()[0];
         $stores = [
             'stock' => self::stockStore($layout, $client, $table),
@@ -186,9 +194,7 @@ final class LockTest extends TestCase
     /** @dataProvider servers */
     public function testTtlZeroIsADayAndForceReleaseDeletesAnyonesLock(string $server): void
     {
-        $client = self::client($server);
-        $table = $this->tableFor($server);
-        $store = self::driverStore(self::layouts()[0], $client, $table);
+        [$client, $table, $store] = self::onSharedTable($server);
         $t0 = time();
         $lock = $store->lock('zero', 0);
         $this->assertTrue($lock->acquire());
@@ -205,9 +211,7 @@ final class LockTest extends TestCase
     /** @dataProvider servers */
     public function testRefreshExtendsOnlyOurLiveLock(string $server): void
     {
-        $client = self::client($server);
-        $table = $this->tableFor($server);
-        $store = self::driverStore(self::layouts()[0], $client, $table);
+        [$client, $table, $store] = self::onSharedTable($server);
         $lock = $store->lock('refresh', 5);
         $this->assertTrue($lock->acquire());
         $expiry = fn (): int => (int) self::item($client, $table, $lock->tableKey())['expires_at']['N'];
@@ -228,9 +232,7 @@ final class LockTest extends TestCase
     /** @dataProvider servers */
     public function testBlockAndCallbacksReleaseWhenDone(string $server): void
     {
-        $client = self::client($server);
-        $table = $this->tableFor($server);
-        $store = self::driverStore(self::layouts()[0], $client, $table);
+        [$client, $table, $store] = self::onSharedTable($server);
 
         $this->assertSame('done', $store->lock('cb', 10)->get(fn () => 'done'));
         $this->assertNull(self::item($client, $table, $store->lock('cb')->tableKey()), 'get($callback) released');
@@ -267,9 +269,7 @@ final class LockTest extends TestCase
     /** @dataProvider servers */
     public function testTheSameOwnerThroughAnotherHandleIsRefusedWhileHeld(string $server): void
     {
-        $client = self::client($server);
-        $table = $this->tableFor($server);
-        $store = self::driverStore(self::layouts()[0], $client, $table);
+        [$client, $table, $store] = self::onSharedTable($server);
         $lock = $store->lock('again', 30);
         $this->assertTrue($lock->acquire());
         $before = self::item($client, $table, $lock->tableKey());
@@ -292,7 +292,7 @@ final class LockTest extends TestCase
     public function testExpiredLocksAreTakenOverOnlyPastTheClockSkewMargin(string $server): void
     {
         $client = self::client($server);
-        $table = $this->tableFor($server);
+        $table = self::sharedTable($server);
         $layout = self::layouts()[0];
         $default = self::driverStore($layout, $client, $table);
         $this->assertSame(0, $default->clockSkewMargin(), "the default is Laravel's own rule");
@@ -332,7 +332,7 @@ final class LockTest extends TestCase
     public function testFencesGrowOnTakeoverAndStartAboveAfterADeleteOrLaravelsOverwrite(string $server): void
     {
         $client = self::client($server);
-        $table = $this->tableFor($server);
+        $table = self::sharedTable($server);
         $layout = self::layouts()[0];
         $store = self::driverStore($layout, $client, $table);
         $key = self::lockKey($layout, 'app_', 'fenced');
@@ -377,9 +377,7 @@ final class LockTest extends TestCase
      */
     public function testAPausedHoldersLateWriteIsRefusedByTheFence(string $server): void
     {
-        $client = self::client($server);
-        $table = $this->tableFor($server);
-        $store = self::driverStore(self::layouts()[0], $client, $table);
+        [$client, $table, $store] = self::onSharedTable($server);
         $write = function (int $fence, string $body) use ($client, $table): bool {
             try {
                 $client->putItem([

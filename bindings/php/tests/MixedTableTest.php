@@ -69,5 +69,6 @@ final class MixedTableTest extends TestCase
         $this->assertTrue($stock->lock('forced', 60)->get());
         $driver->lock('forced')->forceRelease();
         $this->assertNull($cli->holder('forced'));
+        $this->assertSame(0, $cli->close(), "the CLI peer exited cleanly");
     }
 }

@@ -6,9 +6,10 @@ namespace Ddblock\Laravel\Tests;
 
 use Aws\DynamoDb\DynamoDbClient;
 use Ddblock\Laravel\DynamoDbStore;
-use Ddblock\Laravel\Tests\Support\Laravel11Store;
+use Ddblock\Laravel\Tests\Support\FaultProxy;
+use Ddblock\Laravel\Tests\Support\Laravel11Prefix;
+use Ddblock\Laravel\Tests\Support\Peer;
 use Ddblock\Laravel\Tests\Support\Recorder;
-use Ddblock\Laravel\Tests\Support\StockLaravel11Store;
 use Illuminate\Cache\DynamoDbStore as LaravelDynamoDbStore;
 use Illuminate\Support\Carbon;
 use PHPUnit\Framework\TestCase as BaseTestCase;
@@ -25,6 +26,12 @@ abstract class TestCase extends BaseTestCase
     /** @var array<int, array{0: DynamoDbClient, 1: string}> tables made by this class */
     private static array $tables = [];
 
+    /** @var array<string, string> the tables this class's tests share, by server and key attribute */
+    private static array $sharedTables = [];
+
+    /** @var array<string, FaultProxy|Peer> the fault proxies and peers this class started, by key */
+    private static array $started = [];
+
     protected function tearDown(): void
     {
         Carbon::setTestNow();
@@ -33,6 +40,11 @@ abstract class TestCase extends BaseTestCase
 
     public static function tearDownAfterClass(): void
     {
+        foreach (self::$started as $process) {
+            $process instanceof Peer ? $process->close() : $process->stop();
+        }
+        self::$started = [];
+        self::$sharedTables = [];
         foreach (self::$tables as [$client, $table]) {
             try {
                 $client->deleteTable(['TableName' => $table]);
@@ -125,6 +137,25 @@ abstract class TestCase extends BaseTestCase
         return $table;
     }
 
+    /** A table (see table()) the class's tests share: one per server and key attribute. */
+    public static function sharedTable(string $server, string $keyAttribute = 'key'): string
+    {
+        return self::$sharedTables["$server $keyAttribute"] ??= self::table(self::client($server), $keyAttribute);
+    }
+
+    /**
+     * The fault proxy or peer the class's tests share under `$key`: `$start()` on first use,
+     * stopped (a peer: closed) after the class.
+     *
+     * @template T of FaultProxy|Peer
+     * @param  callable(): T  $start
+     * @return T
+     */
+    public static function startedOnce(string $key, callable $start): FaultProxy|Peer
+    {
+        return self::$started[$key] ??= $start();
+    }
+
     /**
      * The driver's store for a layout the loaded Laravel gives.
      *
@@ -137,16 +168,22 @@ abstract class TestCase extends BaseTestCase
         string $prefix = 'app_',
         array $attributes = []
     ): DynamoDbStore {
-        $class = self::storeClass($layout, DynamoDbStore::class, Laravel11Store::class);
-
-        return new $class(
+        $args = [
             $client,
             $table,
             $attributes['key'] ?? 'key',
             $attributes['value'] ?? 'value',
             $attributes['expiration'] ?? 'expires_at',
-            $prefix
-        );
+            $prefix,
+        ];
+
+        // On Laravel 11.x, the driver as it runs there: lock() is still 8-11's (the name passed
+        // prefixed), which the driver takes from the parent; only setPrefix() differs.
+        return self::isLaravel11($layout)
+            ? new class (...$args) extends DynamoDbStore {
+                use Laravel11Prefix;
+            }
+            : new DynamoDbStore(...$args);
     }
 
     /** Stock Laravel's store (its own lock: read, then delete) for a layout the loaded Laravel gives. */
@@ -156,18 +193,27 @@ abstract class TestCase extends BaseTestCase
         string $table,
         string $prefix = 'app_'
     ): LaravelDynamoDbStore {
-        $class = self::storeClass($layout, LaravelDynamoDbStore::class, StockLaravel11Store::class);
+        $args = [$client, $table, 'key', 'value', 'expires_at', $prefix];
 
-        return new $class($client, $table, 'key', 'value', 'expires_at', $prefix);
+        // Stock Laravel 11.x's store: only setPrefix() differs.
+        return self::isLaravel11($layout)
+            ? new class (...$args) extends LaravelDynamoDbStore {
+                use Laravel11Prefix;
+            }
+            : new LaravelDynamoDbStore(...$args);
     }
 
-    private static function storeClass(string $layout, string $plain, string $laravel11): string
+    /**
+     * Whether `$layout` is Laravel 11.x's (made on the loaded Debian 8.83 with Laravel11Prefix);
+     * throws for a layout the loaded Laravel does not write.
+     */
+    private static function isLaravel11(string $layout): bool
     {
         if (! in_array($layout, self::layouts(), true)) {
             throw new RuntimeException("Laravel " . self::laravel() . " does not write the $layout layout");
         }
 
-        return $layout === 'laravel11' ? $laravel11 : $plain;
+        return $layout === 'laravel11';
     }
 
     /** The table key of lock `$name` in `$layout` (docs/format.md), computed independently. */

@@ -12,9 +12,10 @@ import os
 import secrets
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +77,25 @@ def new_table(endpoint: str, key_attribute: str = "key") -> str:
             return name
         time.sleep(0.01)
     raise AssertionError(f"table {name} never became ACTIVE")
+
+
+def in_threads(n: int, work: Callable[[], None]) -> None:
+    """Runs WORK in N threads at once and waits for them (at most 300 s each); an exception in
+    any of them fails the test."""
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            work()
+        except BaseException as e:  # reported below
+            errors.append(e)
+
+    pool = [threading.Thread(target=run) for _ in range(n)]
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join(timeout=300)
+    assert not errors, errors
 
 
 @pytest.fixture(params=list(SERVERS))

@@ -4,13 +4,12 @@ between, update() under thread contention and giving up, asyncio, and bad input.
 from __future__ import annotations
 
 import asyncio
-import threading
 from typing import Any
 
 import pytest
 
 import ddblock
-from conftest import Raw
+from conftest import Raw, in_threads
 
 
 def test_versions_and_conflicts(store: ddblock.Store, raw: Raw) -> None:
@@ -43,21 +42,12 @@ def test_laravel_writes_in_between(store: ddblock.Store) -> None:
 
 def test_update_under_thread_contention(store: ddblock.Store) -> None:
     threads_n, each = 8, 10
-    errors: list[BaseException] = []
 
     def work() -> None:
-        try:
-            for _ in range(each):
-                store.update("counter", lambda v: (v or 0) + 1, ttl=60, attempts=1000)
-        except BaseException as e:
-            errors.append(e)
+        for _ in range(each):
+            store.update("counter", lambda v: (v or 0) + 1, ttl=60, attempts=1000)
 
-    threads = [threading.Thread(target=work) for _ in range(threads_n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=300)
-    assert not errors, errors
+    in_threads(threads_n, work)
     assert store.get("counter", consistent=True) == threads_n * each
 
 

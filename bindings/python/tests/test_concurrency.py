@@ -12,33 +12,25 @@ import time
 import pytest
 
 import ddblock
+from conftest import in_threads
 
 
 def test_threads_contending_never_overlap(store: ddblock.Store) -> None:
     threads, cycles = 8, 50
     state = {"inside": 0, "counter": 0, "overlaps": 0}
-    errors: list[BaseException] = []
 
     def work() -> None:
-        try:
-            for _ in range(cycles):
-                with store.lock("shared", ttl=30, timeout=60):
-                    state["inside"] += 1
-                    if state["inside"] != 1:
-                        state["overlaps"] += 1
-                    seen = state["counter"]
-                    time.sleep(0.0005)  # let another thread run if it could get in
-                    state["counter"] = seen + 1
-                    state["inside"] -= 1
-        except BaseException as e:  # reported below
-            errors.append(e)
+        for _ in range(cycles):
+            with store.lock("shared", ttl=30, timeout=60):
+                state["inside"] += 1
+                if state["inside"] != 1:
+                    state["overlaps"] += 1
+                seen = state["counter"]
+                time.sleep(0.0005)  # let another thread run if it could get in
+                state["counter"] = seen + 1
+                state["inside"] -= 1
 
-    pool = [threading.Thread(target=work) for _ in range(threads)]
-    for t in pool:
-        t.start()
-    for t in pool:
-        t.join(timeout=300)
-    assert not errors, errors
+    in_threads(threads, work)
     assert state["overlaps"] == 0
     assert state["counter"] == threads * cycles
 

@@ -51,6 +51,20 @@ def py(endpoint: str, table: str, layout: str) -> ddblock.Store:
     return ddblock.Store(table, prefix=PREFIX, layout=layout, endpoint_url=endpoint)
 
 
+def released_in_python(py: ddblock.Store, peer: Peer) -> str:
+    """PEER takes lock "orders:42"; Python sees its owner, cannot take it, and releases it as
+    that owner (restore_lock). Returns the owner."""
+    got = peer.call(op="lock.acquire", name="orders:42", ttl=30)
+    assert got["acquired"] is True
+    owner: str = got["owner"]
+    lock = py.lock("orders:42", ttl=30)
+    assert not lock.acquire(blocking=False)
+    holder = lock.holder()
+    assert holder is not None and holder.owner == owner
+    assert py.restore_lock("orders:42", owner).release()
+    return owner
+
+
 # ---- PHP ----------------------------------------------------------------------------------------
 
 
@@ -69,14 +83,7 @@ def test_python_lock_is_seen_and_released_by_php(py: ddblock.Store, php: Peer) -
 
 
 def test_php_lock_is_seen_and_released_by_python(py: ddblock.Store, php: Peer) -> None:
-    got = php.call(op="lock.acquire", name="orders:42", ttl=30)
-    assert got["acquired"] is True
-    owner = got["owner"]
-    lock = py.lock("orders:42", ttl=30)
-    assert not lock.acquire(blocking=False)
-    holder = lock.holder()
-    assert holder is not None and holder.owner == owner
-    assert py.restore_lock("orders:42", owner).release()
+    released_in_python(py, php)
     assert php.call(op="lock.acquire", name="orders:42", ttl=30)["acquired"] is True
 
 
@@ -233,14 +240,7 @@ def test_python_lock_is_seen_and_released_by_rust(py: ddblock.Store, rust: Peer)
 
 
 def test_rust_lock_is_seen_and_released_by_python(py: ddblock.Store, rust: Peer) -> None:
-    got = rust.call(op="lock.acquire", name="orders:42", ttl=30)
-    assert got["acquired"] is True
-    owner = got["owner"]
-    lock = py.lock("orders:42", ttl=30)
-    assert not lock.acquire(blocking=False)
-    holder = lock.holder()
-    assert holder is not None and holder.owner == owner
-    assert py.restore_lock("orders:42", owner).release()
+    owner = released_in_python(py, rust)
     assert rust.call(op="lock.release", name="orders:42", owner=owner)["released"] is False
 
 

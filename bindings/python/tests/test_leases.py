@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 
 import pytest
 
@@ -15,6 +16,18 @@ from conftest import FaultProxy, Raw
 
 def through(proxy: FaultProxy, table: str) -> ddblock.Store:
     return ddblock.Store(table, endpoint_url=proxy.url, max_attempts=2, attempt_timeout=0.4)
+
+
+def heartbeating(store: ddblock.Store, endpoint: str, interval: float) -> ddblock.Store:
+    """A handle on STORE's table whose heartbeats refresh every INTERVAL seconds."""
+    return ddblock.Store(store.table, endpoint_url=endpoint, heartbeat_interval=interval)
+
+
+def wait_until(done: Callable[[], bool], seconds: float = 3) -> None:
+    """Polls DONE every 50 ms until it is true or SECONDS have passed."""
+    deadline = time.monotonic() + seconds
+    while not done() and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 def test_another_handle_with_the_same_owner_is_refused(store: ddblock.Store) -> None:
@@ -48,14 +61,12 @@ def test_a_cancelled_task_leaves_no_lock(proxy: FaultProxy, table: str, raw: Raw
             await task
 
     asyncio.run(main())
-    deadline = time.monotonic() + 5
-    while raw.get("orders") is not None and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(lambda: raw.get("orders") is None, 5)
     assert raw.get("orders") is None, "the cancelled acquire cleaned up after itself"
 
 
 def test_with_keeps_the_lease_past_its_ttl(store: ddblock.Store, endpoint: str) -> None:
-    beating = ddblock.Store(store.table, endpoint_url=endpoint, heartbeat_interval=0.4)
+    beating = heartbeating(store, endpoint, 0.4)
     with beating.lock("long", 2, timeout=5) as lock:
         time.sleep(3.0)
         assert not lock.lease_lost
@@ -66,13 +77,10 @@ def test_with_keeps_the_lease_past_its_ttl(store: ddblock.Store, endpoint: str) 
 
 
 def test_lease_lost_is_seen_during_the_body(store: ddblock.Store, endpoint: str) -> None:
-    beating = ddblock.Store(store.table, endpoint_url=endpoint, heartbeat_interval=0.2)
-    lock = beating.lock("job", 30, timeout=5)
+    lock = heartbeating(store, endpoint, 0.2).lock("job", 30, timeout=5)
     with pytest.raises(ddblock.LeaseLost), lock:
         store.lock("job").force_release()
-        deadline = time.monotonic() + 3
-        while not lock.lease_lost and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_until(lambda: lock.lease_lost)
         assert lock.lease_lost, "the flag turns as soon as the heartbeat sees it"
 
 
@@ -91,17 +99,14 @@ def test_fences_grow(store: ddblock.Store) -> None:
 def test_a_heartbeat_outside_with_keeps_and_then_loses_the_lease(
     store: ddblock.Store, endpoint: str
 ) -> None:
-    beating = ddblock.Store(store.table, endpoint_url=endpoint, heartbeat_interval=0.3)
-    lock = beating.lock("export", 2)
+    lock = heartbeating(store, endpoint, 0.3).lock("export", 2)
     assert lock.acquire(blocking=False)
     hb = lock.heartbeat()
     time.sleep(3.0)  # past the 2 s ttl
     assert not hb.lost and hb.reason is None
     assert lock.owned(), "the heartbeat kept it past its ttl"
     store.lock("export").force_release()  # an operator steps in
-    deadline = time.monotonic() + 3
-    while not hb.lost and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(lambda: hb.lost)
     assert hb.lost, "seen at the next refresh"
     assert hb.reason is not None and "no longer ours" in hb.reason
     assert hb.stop() == hb.reason
@@ -111,7 +116,7 @@ def test_a_heartbeat_outside_with_keeps_and_then_loses_the_lease(
 def test_a_heartbeat_block_raises_lease_lost_and_keeps_the_lock_otherwise(
     store: ddblock.Store, endpoint: str
 ) -> None:
-    beating = ddblock.Store(store.table, endpoint_url=endpoint, heartbeat_interval=0.2)
+    beating = heartbeating(store, endpoint, 0.2)
     kept = beating.lock("kept", 2)
     assert kept.acquire(blocking=False)
     with kept.heartbeat() as hb:
@@ -124,9 +129,7 @@ def test_a_heartbeat_block_raises_lease_lost_and_keeps_the_lock_otherwise(
     assert lost.acquire(blocking=False)
     with pytest.raises(ddblock.LeaseLost) as info, lost.heartbeat() as hb:
         store.lock("lost").force_release()
-        deadline = time.monotonic() + 3
-        while not hb.lost and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_until(lambda: hb.lost)
     assert info.value.kind == "lease_lost" and info.value.name == "lost"
     assert "no longer ours" in str(info.value)
 

@@ -10,10 +10,10 @@ use std::time::Duration;
 
 use ddblock::{Backoff, Store};
 use ddblock_fault_proxy::ProxyHandle;
+use ddblock_test_support::laravel::{self, PeerEnv};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::cycles::php_peer_request;
 use crate::util::{
     create_table, quantile, run_child, sleep_until_unix, store_at, table_name, unix_now, Ctx,
     THINK_MS, WORK_MS,
@@ -351,13 +351,7 @@ async fn php_block_workers(
     until: f64,
 ) -> Result<Vec<Vec<Want>>, String> {
     let record = ctx.scratch.join(format!("{table}.php.jsonl"));
-    let env = vec![
-        ("DDB_ENDPOINT", endpoint.to_owned()),
-        ("DDB_TABLE", table.to_owned()),
-        ("DDB_LAYOUT", "laravel12".to_owned()),
-        ("DDB_PREFIX", String::new()),
-        ("DDB_DRIVER", "laravel".to_owned()),
-    ];
+    let env = PeerEnv::new(endpoint, table, "laravel12", "", "laravel");
     let request = json!({
         "op": "cycles",
         "names": ["hot"],
@@ -372,20 +366,16 @@ async fn php_block_workers(
     });
     let mut children = Vec::new();
     for _ in 0..workers {
-        let (ctx, env, request) = (ctx.clone(), env.clone(), request.clone());
+        let (env, request) = (env.clone(), request.clone());
         children.push(tokio::spawn(async move {
-            php_peer_request(&ctx, &env, &request, "PHP block worker").await
+            laravel::request(&env, &request, "PHP block worker").await
         }));
     }
     for c in children {
         c.await.map_err(|e| e.to_string())??;
     }
-    let text =
-        std::fs::read_to_string(&record).map_err(|e| format!("{}: {e}", record.display()))?;
-    let _ = std::fs::remove_file(&record);
     let mut by_pid: std::collections::BTreeMap<u64, Vec<Want>> = Default::default();
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        let r: PhpRecord = serde_json::from_str(line).map_err(|e| format!("{line}: {e}"))?;
+    for r in laravel::take_records::<PhpRecord>(&record)? {
         by_pid.entry(r.pid).or_default().push(Want {
             t_try: r.t_try,
             t_acq: r.t_acq,

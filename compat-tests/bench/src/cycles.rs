@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 use std::future::Future;
-use std::process::Stdio;
 use std::time::Instant;
 
 use ddblock::aws_sdk_dynamodb::types::{
@@ -11,9 +10,9 @@ use ddblock::aws_sdk_dynamodb::types::{
 };
 use ddblock::aws_sdk_dynamodb::Client;
 use ddblock_fault_proxy::ProxyHandle;
+use ddblock_test_support::laravel::{self, PeerEnv};
 use serde::Serialize;
 use serde_json::{json, Value};
-use tokio::io::AsyncWriteExt;
 
 use crate::util::{
     cpu_seconds, create_table, last_json, num, run_child, store_at, table_name, unix_now, Ctx,
@@ -79,12 +78,21 @@ pub async fn requests(ctx: &Ctx, proxy: &ProxyHandle) -> Result<Vec<RequestRow>,
     rows.push(request_row("Rust (core)", n, proxy));
 
     proxy.reset();
-    let py = python(ctx, &["--mode", "cycles"], &url, &table, n, 0).await?;
+    let py = bench_script(
+        ctx,
+        Script::Python,
+        &["--mode", "cycles"],
+        &url,
+        &table,
+        n,
+        0,
+    )
+    .await?;
     rows.push(request_row("Python", n, proxy));
     let _ = py;
 
     proxy.reset();
-    node(ctx, &["--mode", "cycles"], &url, &table, n, 0).await?;
+    bench_script(ctx, Script::Node, &["--mode", "cycles"], &url, &table, n, 0).await?;
     rows.push(request_row("Node", n, proxy));
 
     proxy.reset();
@@ -236,39 +244,30 @@ pub async fn cpu(ctx: &Ctx) -> Result<Vec<CpuPair>, String> {
         json!({}),
     )];
 
-    let py = python(ctx, &["--mode", "cpu"], &ep, &table, n, w).await?;
-    out.push(pair(
+    // A binding against its language's raw SDK, from its script's answer: the `ddblock_*`
+    // figures against the `{sdk}_*` ones, the SDK's version under `sdk`.
+    let binding = |name: &str, lang: &str, answer: Value, sdk: &str, label: &str| {
+        let row = |client: String, of: &str| CpuRow {
+            client,
+            cpu_us: num(&answer, &format!("{of}_cpu_us")),
+            wall_us: num(&answer, &format!("{of}_wall_us")),
+        };
+        let version = answer[sdk].as_str().unwrap_or("?");
+        let ours = row(format!("ddblock ({lang})"), "ddblock");
+        let baseline = row(format!("{label} {version}"), sdk);
+        pair(name, ours, baseline, answer.clone())
+    };
+    let py = bench_script(ctx, Script::Python, &["--mode", "cpu"], &ep, &table, n, w).await?;
+    out.push(binding(
         "Python binding vs boto3",
-        CpuRow {
-            client: "ddblock (Python)".into(),
-            cpu_us: num(&py, "ddblock_cpu_us"),
-            wall_us: num(&py, "ddblock_wall_us"),
-        },
-        CpuRow {
-            client: format!("boto3 {}", py["boto3"].as_str().unwrap_or("?")),
-            cpu_us: num(&py, "boto3_cpu_us"),
-            wall_us: num(&py, "boto3_wall_us"),
-        },
-        py.clone(),
+        "Python",
+        py,
+        "boto3",
+        "boto3",
     ));
-    let nd = node(ctx, &["--mode", "cpu"], &ep, &table, n, w).await?;
-    out.push(pair(
-        "Node binding vs @aws-sdk/client-dynamodb v3",
-        CpuRow {
-            client: "ddblock (Node)".into(),
-            cpu_us: num(&nd, "ddblock_cpu_us"),
-            wall_us: num(&nd, "ddblock_wall_us"),
-        },
-        CpuRow {
-            client: format!(
-                "@aws-sdk/client-dynamodb {}",
-                nd["sdk"].as_str().unwrap_or("?")
-            ),
-            cpu_us: num(&nd, "sdk_cpu_us"),
-            wall_us: num(&nd, "sdk_wall_us"),
-        },
-        nd.clone(),
-    ));
+    let nd = bench_script(ctx, Script::Node, &["--mode", "cpu"], &ep, &table, n, w).await?;
+    let name = "Node binding vs @aws-sdk/client-dynamodb v3";
+    out.push(binding(name, "Node", nd, "sdk", "@aws-sdk/client-dynamodb"));
 
     // PHP: each driver in its own process (the driver is chosen per process), alternately.
     let (mut drv, mut lar) = ((0.0, 0.0), (0.0, 0.0));
@@ -340,13 +339,7 @@ async fn php_worker(
     warmup: usize,
 ) -> Result<Value, String> {
     let record = ctx.scratch.join(format!("{table}.{driver}.jsonl"));
-    let env = [
-        ("DDB_ENDPOINT", endpoint.to_owned()),
-        ("DDB_TABLE", table.to_owned()),
-        ("DDB_LAYOUT", "laravel8".to_owned()),
-        ("DDB_PREFIX", String::new()),
-        ("DDB_DRIVER", driver.to_owned()),
-    ];
+    let env = PeerEnv::new(endpoint, table, "laravel8", "", driver);
     let request = json!({
         "op": "cycles",
         "names": [format!("php-{driver}")],
@@ -356,7 +349,7 @@ async fn php_worker(
         "work_ms": 0,
         "record": record.display().to_string(),
     });
-    let summary = php_peer_request(ctx, &env, &request, "PHP worker").await;
+    let summary = laravel::request(&env, &request, "PHP worker").await;
     let _ = std::fs::remove_file(&record);
     let summary = summary?;
     if num(&summary, "released") as usize != cycles + warmup {
@@ -367,67 +360,30 @@ async fn php_worker(
     Ok(summary)
 }
 
-/// Starts the PHP peer (`php compat-tests/laravel/harness.php`, configured by the `DDB_*`
-/// variables in `env`), sends it one request (compat-tests/support/peers/PROTOCOL.md) and closes
-/// its stdin, so that it exits after answering; its answer, an error unless `"ok": true`.
-pub async fn php_peer_request(
-    ctx: &Ctx,
-    env: &[(&str, String)],
-    request: &Value,
-    what: &str,
-) -> Result<Value, String> {
-    let harness = ctx.root.join("compat-tests/laravel/harness.php");
-    let mut child = tokio::process::Command::new("php")
-        .arg(&harness)
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| format!("{what}: cannot start php: {e}"))?;
-    let mut stdin = child.stdin.take().expect("piped stdin");
-    stdin
-        .write_all(format!("{request}\n").as_bytes())
-        .await
-        .map_err(|e| format!("{what}: cannot write to php: {e}"))?;
-    drop(stdin);
-    let out = child
-        .wait_with_output()
-        .await
-        .map_err(|e| format!("{what}: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "{what}: php {} failed ({}): {}",
-            harness.display(),
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    let answer = last_json(&String::from_utf8_lossy(&out.stdout), what)?;
-    if answer["ok"] != true {
-        return Err(format!(
-            "{what}: {answer}; stderr: {}",
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    Ok(answer)
+/// A binding's bench script.
+#[derive(Debug, Clone, Copy)]
+pub enum Script {
+    /// `bindings/python/bench.py`, run by `ctx.python`.
+    Python,
+    /// `bindings/node/bench.mjs`, run by `ctx.node`.
+    Node,
 }
 
-/// `bindings/python/bench.py` in a mode; its JSON line.
-pub async fn python(
+/// A binding's bench script in a mode; its JSON line.
+pub async fn bench_script(
     ctx: &Ctx,
+    script: Script,
     mode: &[&str],
     endpoint: &str,
     table: &str,
     cycles: usize,
     warmup: usize,
 ) -> Result<Value, String> {
-    let mut args = vec![ctx
-        .root
-        .join("bindings/python/bench.py")
-        .display()
-        .to_string()];
+    let (program, path, what) = match script {
+        Script::Python => (&ctx.python, "bindings/python/bench.py", "bench.py"),
+        Script::Node => (&ctx.node, "bindings/node/bench.mjs", "bench.mjs"),
+    };
+    let mut args = vec![ctx.root.join(path).display().to_string()];
     args.extend(mode.iter().map(|s| s.to_string()));
     args.extend([
         "--json".into(),
@@ -440,38 +396,8 @@ pub async fn python(
         "--warmup".into(),
         warmup.to_string(),
     ]);
-    let out = run_child(&ctx.python, &args, &[], "bench.py").await?;
-    last_json(&out, "bench.py")
-}
-
-/// `bindings/node/bench.mjs` in a mode; its JSON line.
-pub async fn node(
-    ctx: &Ctx,
-    mode: &[&str],
-    endpoint: &str,
-    table: &str,
-    cycles: usize,
-    warmup: usize,
-) -> Result<Value, String> {
-    let mut args = vec![ctx
-        .root
-        .join("bindings/node/bench.mjs")
-        .display()
-        .to_string()];
-    args.extend(mode.iter().map(|s| s.to_string()));
-    args.extend([
-        "--json".into(),
-        "--endpoint".into(),
-        endpoint.into(),
-        "--table".into(),
-        table.into(),
-        "--cycles".into(),
-        cycles.to_string(),
-        "--warmup".into(),
-        warmup.to_string(),
-    ]);
-    let out = run_child(&ctx.node, &args, &[], "bench.mjs").await?;
-    last_json(&out, "bench.mjs")
+    let out = run_child(program, &args, &[], what).await?;
+    last_json(&out, what)
 }
 
 /// One `ddblock acquire` + `ddblock release` (two processes).

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::cycles::{core_cycle, node, python};
+use crate::cycles::{bench_script, core_cycle, Script};
 use crate::util::{cpu_seconds, create_table, num, store_at, table_name, Ctx};
 
 /// One level of one language.
@@ -72,9 +72,9 @@ pub async fn scaling(ctx: &Ctx) -> Result<Vec<ScalingRow>, String> {
         rows.push(rust_level(&ctx.dynalite, &table, locks, secs).await?);
         let (l, s) = (locks.to_string(), secs.to_string());
         let mode = ["--mode", "scaling", "--locks", &l, "--secs", &s];
-        let py = python(ctx, &mode, &ctx.dynalite, &table, 0, 0).await?;
+        let py = bench_script(ctx, Script::Python, &mode, &ctx.dynalite, &table, 0, 0).await?;
         rows.push(from_child("Python (asyncio)", locks, &py));
-        let nd = node(ctx, &mode, &ctx.dynalite, &table, 0, 0).await?;
+        let nd = bench_script(ctx, Script::Node, &mode, &ctx.dynalite, &table, 0, 0).await?;
         rows.push(from_child("Node", locks, &nd));
     }
     Ok(rows)

@@ -6,6 +6,7 @@ use std::process::Stdio;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use ddblock::{CreateTableOptions, Store, StoreConfig};
+use ddblock_test_support::child;
 use serde_json::Value;
 
 /// How much of each figure to run.
@@ -180,32 +181,15 @@ pub async fn run_child(
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let out = cmd
-        .output()
-        .await
+    let child = cmd
+        .spawn()
         .map_err(|e| format!("{what}: cannot start {program}: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "{what}: {program} {} failed ({}): {}",
-            args.join(" "),
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
+    let command = format!("{program} {}", args.join(" "));
+    let out = child::output(child, &command, what).await?;
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// The last line of `text` that parses as a JSON object.
-pub fn last_json(text: &str, what: &str) -> Result<Value, String> {
-    text.lines()
-        .rev()
-        .find_map(|l| {
-            serde_json::from_str::<Value>(l.trim())
-                .ok()
-                .filter(Value::is_object)
-        })
-        .ok_or_else(|| format!("{what}: no JSON line in its output: {text}"))
-}
+pub use ddblock_test_support::child::last_json;
 
 /// Sleeps until Unix time `t`.
 pub async fn sleep_until_unix(t: f64) {

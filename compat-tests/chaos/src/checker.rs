@@ -120,6 +120,15 @@ pub struct Report {
 }
 
 impl Report {
+    /// The control group's figures, or ddblock's.
+    fn group(&mut self, control: bool) -> &mut GroupReport {
+        if control {
+            &mut self.control
+        } else {
+            &mut self.ddblock
+        }
+    }
+
     /// The violations that fail a run: overlaps, stale tokens accepted, writes by a non-holder
     /// and locks held at the end in ddblock's group, and untyped errors anywhere.
     pub fn violations(&self) -> Vec<String> {
@@ -131,41 +140,36 @@ impl Report {
                 d.overlaps, d.overlap_examples
             ));
         }
-        if d.stale_token_accepted > 0 {
-            v.push(format!(
-                "{} guarded writes accepted with a stale fencing token",
-                d.stale_token_accepted
-            ));
-        }
-        if d.writes_by_non_holder > 0 {
-            v.push(format!(
-                "{} guarded writes accepted from a worker that no longer held the lock",
-                d.writes_by_non_holder
-            ));
-        }
-        if d.fence_regressions_in_item > 0 {
-            v.push(format!(
-                "{} fencing tokens did not grow over an existing item",
-                d.fence_regressions_in_item
-            ));
-        }
-        if d.expired_unreleased > 0 {
-            v.push(format!(
-                "{} ddblock releases reported done while the lock stayed in place",
-                d.expired_unreleased
-            ));
-        }
-        if d.held_at_end > 0 {
-            v.push(format!(
-                "{} ddblock locks still held after the run that no error explains",
-                d.held_at_end
-            ));
-        }
-        if d.false_lease_losses > 0 {
-            v.push(format!(
-                "{} lease-lost reports whose lease had not run out by the holder's clock",
-                d.false_lease_losses
-            ));
+        let counted = [
+            (
+                d.stale_token_accepted,
+                "guarded writes accepted with a stale fencing token",
+            ),
+            (
+                d.writes_by_non_holder,
+                "guarded writes accepted from a worker that no longer held the lock",
+            ),
+            (
+                d.fence_regressions_in_item,
+                "fencing tokens did not grow over an existing item",
+            ),
+            (
+                d.expired_unreleased,
+                "ddblock releases reported done while the lock stayed in place",
+            ),
+            (
+                d.held_at_end,
+                "ddblock locks still held after the run that no error explains",
+            ),
+            (
+                d.false_lease_losses,
+                "lease-lost reports whose lease had not run out by the holder's clock",
+            ),
+        ];
+        for (count, what) in counted {
+            if count > 0 {
+                v.push(format!("{count} {what}"));
+            }
         }
         for (lang, examples) in &self.untyped {
             v.push(format!(
@@ -357,11 +361,7 @@ pub fn check(
                 let holds =
                     matches!(state.get(name), Some(State::Held { owner, .. }) if *owner == writer);
                 let control = keys.locks.get(name).is_some_and(|k| k.control);
-                let g = if control {
-                    &mut report.control
-                } else {
-                    &mut report.ddblock
-                };
+                let g = report.group(control);
                 if holds {
                     g.writes_refused_holder += 1;
                 } else {
@@ -375,11 +375,7 @@ pub fn check(
         let Some(key) = key_of(entry) else { continue };
         let t_us = entry["wall_us"].as_i64().unwrap_or(0);
         if let Some(&(name, control)) = lock_by_key.get(key.as_str()) {
-            let g = if control {
-                &mut report.control
-            } else {
-                &mut report.ddblock
-            };
+            let g = report.group(control);
             let st = state.entry(name).or_insert(State::Free);
             match lock_write(entry, keys) {
                 LockWrite::Acquire {
@@ -450,11 +446,7 @@ pub fn check(
             }
         } else if let Some(&name) = resource_by_key.get(key.as_str()) {
             let control = keys.locks.get(name).is_some_and(|k| k.control);
-            let g = if control {
-                &mut report.control
-            } else {
-                &mut report.ddblock
-            };
+            let g = report.group(control);
             let req = &entry["request"];
             let writer = eav(req, ":owner").and_then(scalar).unwrap_or_default();
             let fence = eav(req, ":fence")
@@ -478,11 +470,7 @@ pub fn check(
     }
     for ((name, _), cleaned) in &unlearned {
         let control = keys.locks.get(name).is_some_and(|k| k.control);
-        let g = if control {
-            &mut report.control
-        } else {
-            &mut report.ddblock
-        };
+        let g = report.group(control);
         if *cleaned {
             g.unlearned_cleaned += 1;
         } else {
@@ -490,22 +478,14 @@ pub fn check(
         }
     }
     for (control, n) in unlearned_no_attempt {
-        let g = if control {
-            &mut report.control
-        } else {
-            &mut report.ddblock
-        };
+        let g = report.group(control);
         g.unlearned_left += n;
     }
     for (name, k) in &keys.locks {
         let live = end_items.get(&k.key).is_some_and(|&e| e > end_now);
         if let (false, Some(State::Held { owner, .. })) = (live, state.get(name.as_str())) {
             // Expired by the end without a release.
-            let g = if k.control {
-                &mut report.control
-            } else {
-                &mut report.ddblock
-            };
+            let g = report.group(k.control);
             expired_in_place(g, name, owner);
         }
         if live {
@@ -513,11 +493,7 @@ pub fn check(
                 Some(State::Held { owner, .. }) => explained(name, owner),
                 _ => false,
             };
-            let g = if k.control {
-                &mut report.control
-            } else {
-                &mut report.ddblock
-            };
+            let g = report.group(k.control);
             if explained {
                 g.held_at_end_explained += 1;
             } else {
@@ -545,11 +521,7 @@ pub fn check(
                 .extend(c.untyped.iter().cloned());
         }
         if c.release.as_deref() == Some("lease_lost") {
-            let g = if keys.locks.get(&c.name).is_some_and(|k| k.control) {
-                &mut report.control
-            } else {
-                &mut report.ddblock
-            };
+            let g = report.group(keys.locks.get(&c.name).is_some_and(|k| k.control));
             g.lease_lost += 1;
             if c.lease_left_ms.unwrap_or(0) > 0 && c.lost_by_refresh != Some(true) {
                 g.false_lease_losses += 1;

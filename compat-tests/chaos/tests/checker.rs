@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use ddblock_chaos::checker::{check, Cycle, Keys, LockKey};
+use ddblock_chaos::checker::{check, Cycle, Keys, LockKey, Report};
 use serde_json::{json, Value};
 
 fn keys() -> Keys {
@@ -110,6 +110,26 @@ fn cycle(owner: &str, acquire: &str, release: Option<&str>) -> Cycle {
     }
 }
 
+/// The report on `journal` and one worker cycle per `(owner, acquire, release)`, checked at 200
+/// with no lock item left at the end.
+fn checked(journal: &[Value], cycles: &[(&str, &str, Option<&str>)]) -> Report {
+    let cycles: Vec<Cycle> = cycles.iter().map(|&(o, a, r)| cycle(o, a, r)).collect();
+    check(&keys(), journal, &cycles, &HashMap::new(), 200)
+}
+
+/// A acquires k0 at 100 until `a_until` (fence 10), then B at `b_at` until `b_until` (fence 11).
+fn a_then_b(a: &str, a_until: i64, b: &str, b_at: f64, b_until: i64) -> Vec<Value> {
+    vec![
+        acquire(100.0, a, "a1", a_until, 10),
+        acquire(b_at, b, "b1", b_until, 11),
+    ]
+}
+
+/// That `r` has `n` violations (all of them shown when not).
+fn assert_violations(r: &Report, n: usize) {
+    assert_eq!(r.violations().len(), n, "{:?}", r.violations());
+}
+
 #[test]
 fn a_clean_history_breaks_nothing() {
     let journal = vec![
@@ -125,63 +145,70 @@ fn a_clean_history_breaks_nothing() {
         acquire(104.5, "DDDD", "d1", 110, 31),
         release(104.6, "DDDD"),
     ];
-    let cycles = vec![
-        cycle("AAAA", "acquired", Some("released")),
-        cycle("BBBB", "acquired", Some("released")),
-        cycle("CCCC", "acquired", Some("not_held")),
-        cycle("DDDD", "acquired", Some("released")),
+    let cycles = [
+        ("AAAA", "acquired", Some("released")),
+        ("BBBB", "acquired", Some("released")),
+        ("CCCC", "acquired", Some("not_held")),
+        ("DDDD", "acquired", Some("released")),
     ];
-    let r = check(&keys(), &journal, &cycles, &HashMap::new(), 200);
+    let r = checked(&journal, &cycles);
     assert_eq!(r.ddblock.acquisitions, 4);
     assert_eq!(r.ddblock.acquisitions_learned, 4);
     assert_eq!(r.ddblock.writes_accepted, 3);
     assert_eq!(r.ddblock.releases_not_own, 1);
-    assert!(r.violations().is_empty(), "{:?}", r.violations());
+    assert_violations(&r, 0);
 }
 
 #[test]
 fn an_overlap_is_reported() {
     // B takes the lock at 102 while A's item lives until 106: two holders.
-    let journal = vec![
-        acquire(100.0, "AAAAaaaaAAAAaaaa", "a1", 106, 10),
-        acquire(102.0, "BBBBbbbbBBBBbbbb", "b1", 108, 11),
-        release(102.5, "BBBBbbbbBBBBbbbb"),
-    ];
-    let cycles = vec![
-        cycle("AAAAaaaaAAAAaaaa", "acquired", Some("not_held")),
-        cycle("BBBBbbbbBBBBbbbb", "acquired", Some("released")),
-    ];
-    let r = check(&keys(), &journal, &cycles, &HashMap::new(), 200);
+    let (a, b) = ("AAAAaaaaAAAAaaaa", "BBBBbbbbBBBBbbbb");
+    let mut journal = a_then_b(a, 106, b, 102.0, 108);
+    journal.push(release(102.5, b));
+    let r = checked(
+        &journal,
+        &[
+            (a, "acquired", Some("not_held")),
+            (b, "acquired", Some("released")),
+        ],
+    );
     assert_eq!(r.ddblock.overlaps, 1);
     assert!(r.ddblock.overlap_examples[0].contains("k0"));
     assert!(
-        !r.ddblock.overlap_examples[0].contains("AAAAaaaaAAAAaaaa"),
+        !r.ddblock.overlap_examples[0].contains(a),
         "owners are never shown whole"
     );
-    assert_eq!(r.violations().len(), 1, "{:?}", r.violations());
+    assert_violations(&r, 1);
 }
 
 #[test]
 fn a_stale_token_accepted_and_a_write_by_a_non_holder_are_reported() {
-    let journal = vec![
-        acquire(100.0, "AAAA", "a1", 103, 10),
-        acquire(104.0, "BBBB", "b1", 110, 11),
+    let mut journal = a_then_b("AAAA", 103, "BBBB", 104.0, 110);
+    journal.extend([
         write(104.1, "BBBB", 11, 200),
         // A, paused past its lease, writes late: a resource that ignored tokens took it.
         write(104.2, "AAAA", 10, 200),
         // The fence condition refusing it is fine.
         write(104.3, "AAAA", 10, 400),
+    ]);
+    let cycles = [
+        ("AAAA", "acquired", Some("not_held")),
+        ("BBBB", "acquired", None),
     ];
-    let cycles = vec![
-        cycle("AAAA", "acquired", Some("not_held")),
-        cycle("BBBB", "acquired", None),
-    ];
-    let r = check(&keys(), &journal, &cycles, &HashMap::new(), 200);
-    assert_eq!(r.ddblock.stale_token_accepted, 1);
-    assert_eq!(r.ddblock.writes_by_non_holder, 1);
-    assert_eq!(r.ddblock.writes_refused, 1);
-    assert_eq!(r.ddblock.overlaps, 0);
-    assert_eq!(r.violations().len(), 2, "{:?}", r.violations());
+    let r = checked(&journal, &cycles);
+    let d = &r.ddblock;
+    let counts = (
+        d.stale_token_accepted,
+        d.writes_by_non_holder,
+        d.writes_refused,
+        d.overlaps,
+    );
+    assert_eq!(
+        counts,
+        (1, 1, 1, 0),
+        "stale accepted, non-holder's, refused, overlaps"
+    );
+    assert_violations(&r, 2);
 }
 
 #[test]
@@ -200,37 +227,34 @@ fn unlearned_acquisitions_and_stuck_locks() {
     assert_eq!(r.ddblock.unlearned_left, 1);
     assert_eq!(r.ddblock.held_at_end_explained, 1);
     assert_eq!(r.ddblock.held_at_end, 0);
-    assert!(r.violations().is_empty(), "{:?}", r.violations());
+    assert_violations(&r, 0);
 
     // C acquired, said so, and never released: a stuck lock nothing explains.
     let journal = vec![acquire(100.0, "CCCC", "c1", 130, 12)];
     let cycles = vec![cycle("CCCC", "acquired", Some("released"))];
     let r = check(&keys(), &journal, &cycles, &end, 120);
     assert_eq!(r.ddblock.held_at_end, 1);
-    assert_eq!(r.violations().len(), 1, "{:?}", r.violations());
+    assert_violations(&r, 1);
 }
 
 #[test]
 fn a_release_that_reports_success_but_leaves_the_lock_is_reported() {
     // A says it released; nothing was deleted; the lock sat until B took it over after expiry.
-    let journal = vec![
-        acquire(100.0, "AAAA", "a1", 103, 10),
-        acquire(104.0, "BBBB", "b1", 110, 11),
-        release(104.5, "BBBB"),
+    let mut journal = a_then_b("AAAA", 103, "BBBB", 104.0, 110);
+    journal.push(release(104.5, "BBBB"));
+    let cycles = [
+        ("AAAA", "acquired", Some("released")),
+        ("BBBB", "acquired", Some("released")),
     ];
-    let cycles = vec![
-        cycle("AAAA", "acquired", Some("released")),
-        cycle("BBBB", "acquired", Some("released")),
-    ];
-    let r = check(&keys(), &journal, &cycles, &HashMap::new(), 200);
+    let r = checked(&journal, &cycles);
     assert_eq!(r.ddblock.expired_unreleased, 1);
-    assert_eq!(r.violations().len(), 1, "{:?}", r.violations());
+    assert_violations(&r, 1);
     // Laravel's stuck lock: its release said false (a stale read) and deleted nothing.
-    let cycles = vec![
-        cycle("AAAA", "acquired", Some("not_held")),
-        cycle("BBBB", "acquired", Some("released")),
+    let cycles = [
+        ("AAAA", "acquired", Some("not_held")),
+        ("BBBB", "acquired", Some("released")),
     ];
-    let r = check(&keys(), &journal, &cycles, &HashMap::new(), 200);
+    let r = checked(&journal, &cycles);
     assert_eq!(r.ddblock.expired_release_refused, 1);
     assert_eq!(r.ddblock.expired_unreleased, 0);
 }

@@ -4,16 +4,15 @@
 //! locks, double holders and requests per cycle.
 
 use std::collections::BTreeMap;
-use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use ddblock::{CreateTableOptions, KeyLayout, ReleaseOutcome, Store, StoreConfig};
 use ddblock_fault_proxy::{FaultConfig, ProxyHandle, Stats};
 use ddblock_test_support::faulty::try_faulty;
+use ddblock_test_support::laravel::{self, PeerEnv};
 use rand::Rng;
 use serde::Deserialize;
-use tokio::io::AsyncWriteExt;
 
 /// The workload and the fault model.
 #[derive(Debug, Clone)]
@@ -168,8 +167,6 @@ fn summarize(label: &str, records: &[Record], stats: &Stats, wall: Duration) -> 
     }
 }
 
-pub use ddblock_test_support::repo_root;
-
 /// A store on `table` at `endpoint` (credentials from the environment, as any ddblock user).
 async fn store_at(endpoint: &str, table: &str, opts: &Options) -> Result<Store, String> {
     let cfg = StoreConfig::builder()
@@ -234,49 +231,54 @@ impl PhpLock {
             PhpLock::Driver => "ddblock",
         }
     }
+
+    /// Its part of the side's table name.
+    fn table_tag(self) -> &'static str {
+        match self {
+            PhpLock::Laravel => "php",
+            PhpLock::Driver => "drv",
+        }
+    }
 }
 
 /// Laravel's real lock (PHP worker processes: `compat-tests/laravel/harness.php`'s `cycles`).
 pub async fn run_laravel(opts: &Options, proxy: &ProxyHandle) -> Result<SideReport, String> {
-    let table = table_name("php");
-    create_table(opts, &table).await?;
-    proxy.reset();
-    let started = Instant::now();
-    let records = php_workers(opts, &proxy.url(), &table, PhpLock::Laravel).await?;
     let label = "Laravel 8.83 release (GetItem, then DeleteItem)";
-    Ok(summarize(
-        label,
-        &records,
-        &proxy.stats(),
-        started.elapsed(),
-    ))
+    run_side(opts, proxy, Some(PhpLock::Laravel), label).await
 }
 
 /// Laravel with the ddblock driver (PHP worker processes, `DDB_DRIVER=ddblock`), the same workload.
 pub async fn run_laravel_driver(opts: &Options, proxy: &ProxyHandle) -> Result<SideReport, String> {
-    let table = table_name("drv");
-    create_table(opts, &table).await?;
-    proxy.reset();
-    let started = Instant::now();
-    let records = php_workers(opts, &proxy.url(), &table, PhpLock::Driver).await?;
     let label = "Laravel + ddblock driver (one cond. DeleteItem)";
-    Ok(summarize(
-        label,
-        &records,
-        &proxy.stats(),
-        started.elapsed(),
-    ))
+    run_side(opts, proxy, Some(PhpLock::Driver), label).await
 }
 
 /// ddblock's lock (tokio tasks sharing one client), the same workload.
 pub async fn run_ddblock(opts: &Options, proxy: &ProxyHandle) -> Result<SideReport, String> {
-    let table = table_name("rs");
+    let label = "ddblock release (one conditional DeleteItem)";
+    run_side(opts, proxy, None, label).await
+}
+
+/// One side on a fresh table: PHP workers with `php`'s lock, or ddblock's workers for `None`.
+async fn run_side(
+    opts: &Options,
+    proxy: &ProxyHandle,
+    php: Option<PhpLock>,
+    label: &str,
+) -> Result<SideReport, String> {
+    let table = table_name(php.map_or("rs", PhpLock::table_tag));
     create_table(opts, &table).await?;
-    let store = store_at(&proxy.url(), &table, opts).await?;
+    let store = match php {
+        None => Some(store_at(&proxy.url(), &table, opts).await?),
+        Some(_) => None,
+    };
     proxy.reset();
     let started = Instant::now();
-    let records = rust_workers(opts, &store).await?;
-    let label = "ddblock release (one conditional DeleteItem)";
+    let records = match (php, &store) {
+        (Some(lock), _) => php_workers(opts, &proxy.url(), &table, lock).await?,
+        (None, Some(store)) => rust_workers(opts, store).await?,
+        (None, None) => unreachable!("ddblock's side has its store"),
+    };
     Ok(summarize(
         label,
         &records,
@@ -339,55 +341,21 @@ async fn php_workers(
     lock: PhpLock,
 ) -> Result<Vec<Record>, String> {
     let record = std::env::temp_dir().join(format!("{table}.{}.jsonl", lock.env()));
-    let harness = repo_root().join("compat-tests/laravel/harness.php");
+    let layout = opts.layout.as_str();
+    let env = PeerEnv::new(endpoint, table, layout, &opts.prefix, lock.env());
     let mut children = Vec::new();
     for i in 0..opts.workers {
-        let mut child = tokio::process::Command::new("php")
-            .arg(&harness)
-            .env("DDB_ENDPOINT", endpoint)
-            .env("DDB_TABLE", table)
-            .env("DDB_LAYOUT", opts.layout.as_str())
-            .env("DDB_PREFIX", &opts.prefix)
-            .env("DDB_DRIVER", lock.env())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|e| format!("cannot start php (run compat-tests/setup.sh): {e}"))?;
         let request = serde_json::json!({
             "op": "cycles", "names": opts.names, "cycles": opts.cycles, "ttl": opts.ttl_secs,
             "work_ms": opts.work_ms, "seed": opts.seed + i as u64,
             "record": record.display().to_string(),
         });
-        let mut stdin = child.stdin.take().expect("piped stdin");
-        // One request, then EOF: the peer answers and exits.
-        stdin
-            .write_all(format!("{request}\n").as_bytes())
-            .await
-            .map_err(|e| format!("cannot write to a PHP worker: {e}"))?;
-        children.push(child);
+        children.push(laravel::start(&env, &request, "a PHP worker").await?);
     }
     for child in children {
-        let out = child.wait_with_output().await.map_err(|e| e.to_string())?;
-        let answer = String::from_utf8_lossy(&out.stdout);
-        let ok =
-            serde_json::from_str::<serde_json::Value>(answer.trim()).is_ok_and(|a| a["ok"] == true);
-        if !out.status.success() || !ok {
-            return Err(format!(
-                "a PHP worker failed ({}): {answer}{}",
-                out.status,
-                String::from_utf8_lossy(&out.stderr)
-            ));
-        }
+        laravel::answer(child, "a PHP worker").await?;
     }
-    let text =
-        std::fs::read_to_string(&record).map_err(|e| format!("{}: {e}", record.display()))?;
-    let _ = std::fs::remove_file(&record);
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).map_err(|e| format!("bad record {l:?}: {e}")))
-        .collect()
+    laravel::take_records(&record)
 }
 
 async fn rust_workers(opts: &Options, store: &Store) -> Result<Vec<Record>, String> {
@@ -465,53 +433,29 @@ pub fn render(reports: &[SideReport], opts: &Options) -> String {
         opts.work_ms,
         opts.stale_ms,
     );
-    out.push_str(&format!(
-        "{:<48} {:>6} {:>8} {:>6} {:>8} {:>8} {:>6} {:>8} {:>8} {:>8} {:>8}\n",
-        "release path",
-        "cycles",
-        "acquired",
-        "stuck",
-        "overlaps",
-        "errors",
-        "wall s",
-        "Write/cyc",
-        "Get/cyc",
-        "Del/cyc",
-        "all/cyc"
-    ));
+    let header = "cycles|acquired|stuck|overlaps|errors|wall s|Write/cyc|Get/cyc|Del/cyc|all/cyc";
+    let header: Vec<String> = header.split('|').map(String::from).collect();
+    out.push_str(&table_row("release path", &header));
     for r in reports {
         let all: u64 = r.requests.values().sum();
-        if r.requests.is_empty() {
-            out.push_str(&format!(
-                "{:<48} {:>6} {:>8} {:>6} {:>8} {:>8} {:>6.1} {:>8} {:>8} {:>8} {:>8}\n",
-                r.label,
-                r.cycles,
-                r.acquired,
-                r.stuck,
-                r.overlaps,
-                r.errors,
-                r.wall.as_secs_f64(),
-                "-",
-                "-",
-                "-",
-                "-",
-            ));
-            continue;
-        }
-        out.push_str(&format!(
-            "{:<48} {:>6} {:>8} {:>6} {:>8} {:>8} {:>6.1} {:>8.2} {:>8.2} {:>8.2} {:>8.2}\n",
-            r.label,
-            r.cycles,
-            r.acquired,
-            r.stuck,
-            r.overlaps,
-            r.errors,
-            r.wall.as_secs_f64(),
+        let per_cycle = [
             r.per_cycle("PutItem") + r.per_cycle("UpdateItem"),
             r.per_cycle("GetItem"),
             r.per_cycle("DeleteItem"),
             all as f64 / r.cycles.max(1) as f64,
-        ));
+        ];
+        let counts = [r.cycles, r.acquired, r.stuck, r.overlaps, r.errors];
+        let mut cells: Vec<String> = counts.iter().map(ToString::to_string).collect();
+        cells.push(format!("{:.1}", r.wall.as_secs_f64()));
+        // The requests of a mixed run's side are unknown (one proxy for every side).
+        cells.extend(per_cycle.iter().map(|x| {
+            if r.requests.is_empty() {
+                "-".to_owned()
+            } else {
+                format!("{x:.2}")
+            }
+        }));
+        out.push_str(&table_row(&r.label, &cells));
     }
     out.push_str(
         "\ncycle = one try: acquire, and when it got the lock, the work and the release; \
@@ -530,6 +474,17 @@ pub fn render(reports: &[SideReport], opts: &Options) -> String {
     out.push('\n');
     out.push_str(&verdict(reports));
     out
+}
+
+/// One line of the table: the label, then the ten figures right-aligned in their columns.
+fn table_row(label: &str, cells: &[String]) -> String {
+    const WIDTHS: [usize; 10] = [6, 8, 6, 8, 8, 6, 8, 8, 8, 8];
+    let mut line = format!("{label:<48}");
+    for (cell, width) in cells.iter().zip(WIDTHS) {
+        line.push_str(&format!(" {cell:>width$}"));
+    }
+    line.push('\n');
+    line
 }
 
 /// One line: how many acquired locks each release path left stuck, and the overlaps.

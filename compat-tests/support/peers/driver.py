@@ -31,7 +31,6 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
@@ -213,10 +212,5 @@ class Peer:
     def __enter__(self) -> Peer:
         return self
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:  # closes it however the block ended
         self.close()

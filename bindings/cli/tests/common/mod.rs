@@ -36,17 +36,16 @@ pub fn scratch() -> PathBuf {
     d
 }
 
+/// A shell script that leaves what it saw in a file: `script` with `{file}` replaced by the path
+/// of `name` in a fresh scratch folder. Returns that path and the script.
+pub fn script_writing(name: &str, script: &str) -> (PathBuf, String) {
+    let file = scratch().join(name);
+    let script = script.replace("{file}", &file.display().to_string());
+    (file, script)
+}
+
 /// The fields of `acquire --json` (also printed by `run --json` when the lock is held).
-pub const ACQUIRE_FIELDS: &[&str] = &[
-    "acquired",
-    "name",
-    "key",
-    "owner",
-    "expires_at",
-    "holder",
-    "recovered",
-    "fence",
-];
+pub const ACQUIRE_FIELDS: &str = "acquired name key owner expires_at holder recovered fence";
 
 /// One server, one fresh table (created by `ddblock create-table`), prefix `app_`, layout laravel12.
 pub struct Ctx {
@@ -268,14 +267,14 @@ pub fn pick(v: &Value, names: &[&str]) -> Value {
     Value::Array(names.iter().map(|n| v[*n].clone()).collect())
 }
 
-/// Asserts that `v` is an object with exactly these fields.
-pub fn assert_fields(v: &Value, fields: &[&str]) {
+/// Asserts that `v` is an object with exactly these fields (names separated by white space).
+pub fn assert_fields(v: &Value, fields: &str) {
     let obj = v
         .as_object()
         .unwrap_or_else(|| panic!("not an object: {v}"));
     let mut have: Vec<&str> = obj.keys().map(String::as_str).collect();
     have.sort_unstable();
-    let mut want = fields.to_vec();
+    let mut want: Vec<&str> = fields.split_whitespace().collect();
     want.sort_unstable();
     assert_eq!(have, want, "fields of {v}");
 }

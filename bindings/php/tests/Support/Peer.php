@@ -7,10 +7,10 @@ namespace Ddblock\Laravel\Tests\Support;
 use RuntimeException;
 
 /**
- * Another implementation holding locks on the same table: the ddblock CLI (the Rust core, one
- * process per call), or a long-lived peer of compat-tests/support/peers/PROTOCOL.md (the Rust
- * core's `ddblock-peer`, the Python binding's `peer.py`, the Node binding's `peer.mjs`),
- * configured by the DDB_* environment and spoken to in JSON lines.
+ * Another implementation holding locks on the same table: a long-lived peer of
+ * compat-tests/support/peers/PROTOCOL.md (the Rust core's `ddblock-peer`, the Python binding's
+ * `peer.py`, the Node binding's `peer.mjs`, the CLI's `peer_cli.py`: one `ddblock` process per
+ * call), configured by the DDB_* environment and spoken to in JSON lines.
  */
 final class Peer
 {
@@ -20,14 +20,20 @@ final class Peer
     private array $pipes = [];
 
     /** @param  array{table: string, prefix: string, layout: string, endpoint: string}  $config */
-    private function __construct(public string $name, private array $config, private ?string $cli = null)
+    private function __construct(public string $name)
     {
     }
 
-    /** @param  array{table: string, prefix: string, layout: string, endpoint: string}  $config */
+    /**
+     * The CLI's peer (compat-tests/support/peers/peer_cli.py) over the `ddblock` binary at `$binary`.
+     *
+     * @param  array{table: string, prefix: string, layout: string, endpoint: string}  $config
+     */
     public static function cli(string $binary, array $config): self
     {
-        return new self('cli', $config, $binary);
+        $script = ddblock_repo_root() . '/compat-tests/support/peers/peer_cli.py';
+
+        return self::start('cli', ['python3', $script], $config, ['DDBLOCK_CLI' => $binary]);
     }
 
     /**
@@ -39,7 +45,7 @@ final class Peer
      */
     public static function start(string $name, array $command, array $config, array $env = []): self
     {
-        $peer = new self($name, $config);
+        $peer = new self($name);
         $process = proc_open(
             $command,
             [0 => ['pipe', 'r'], 1 => ['pipe', 'w'], 2 => STDERR],
@@ -74,15 +80,6 @@ final class Peer
     /** @return array{acquired: bool, owner: string} */
     public function acquire(string $name, int $ttl, ?string $owner = null): array
     {
-        if ($this->cli !== null) {
-            $args = ['acquire', $name, '--ttl', (string) $ttl];
-            if ($owner !== null) {
-                $args = [...$args, '--owner', $owner];
-            }
-            $out = $this->runCli($args, [0, 75]);
-
-            return ['acquired' => $out['acquired'], 'owner' => (string) $out['owner']];
-        }
         $command = ['op' => 'lock.acquire', 'name' => $name, 'ttl' => $ttl];
         $out = $this->call($owner === null ? $command : $command + ['owner' => $owner]);
 
@@ -91,21 +88,12 @@ final class Peer
 
     public function release(string $name, string $owner): bool
     {
-        if ($this->cli !== null) {
-            return $this->runCli(['release', $name, '--owner', $owner], [0, 1])['released'];
-        }
-
         return $this->call(['op' => 'lock.release', 'name' => $name, 'owner' => $owner])['released'];
     }
 
     /** @return array{owner: string, expires_at: int}|null who holds the lock (a consistent read) */
     public function holder(string $name): ?array
     {
-        if ($this->cli !== null) {
-            $out = $this->runCli(['status', $name], [0]);
-
-            return $out['held'] ? ['owner' => (string) $out['owner'], 'expires_at' => $out['expires_at']] : null;
-        }
         $holder = $this->call(['op' => 'lock.holder', 'name' => $name])['holder'];
 
         return $holder === null ? null : ['owner' => (string) $holder['owner'], 'expires_at' => $holder['expires_at']];
@@ -114,36 +102,7 @@ final class Peer
     /** The table key of lock `$name`, as this peer computes it. */
     public function key(string $name): string
     {
-        if ($this->cli !== null) {
-            return (string) $this->runCli(['status', $name], [0])['key'];
-        }
-
         return (string) $this->call(['op' => 'lock.key', 'name' => $name])['key'];
-    }
-
-    /**
-     * @param  list<string>  $args
-     * @param  list<int>  $statuses  the exit statuses that are answers
-     * @return array<string, mixed>
-     */
-    private function runCli(array $args, array $statuses): array
-    {
-        $c = $this->config;
-        $command = [
-            $this->cli, '--json', '--endpoint', $c['endpoint'], '--table', $c['table'],
-            '--prefix', $c['prefix'], '--layout', $c['layout'], ...$args,
-        ];
-        $process = proc_open($command, [1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes);
-        $stdout = stream_get_contents($pipes[1]);
-        $stderr = stream_get_contents($pipes[2]);
-        fclose($pipes[1]);
-        fclose($pipes[2]);
-        $status = proc_close($process);
-        if (! in_array($status, $statuses, true)) {
-            throw new RuntimeException("ddblock {$args[0]} exited $status: $stderr");
-        }
-
-        return json_decode((string) $stdout, true, 512, JSON_THROW_ON_ERROR);
     }
 
     /**

@@ -20,6 +20,8 @@ final class Workers
      *
      * @param  array<string, int>  $groups  laravel|ddblock|core => number of processes
      * @param  list<string>  $names
+     * @param  float|null  $seconds  if set, each worker cycles for this long (at most $cycles):
+     *                               a run that must outlast the stuck locks stock Laravel leaves
      * @return list<array<string, mixed>>
      */
     public static function run(
@@ -30,7 +32,8 @@ final class Workers
         array $names,
         int $cycles,
         int $ttl,
-        int $workMs
+        int $workMs,
+        ?float $seconds = null
     ): array {
         $python = ddblock_repo_root() . '/bindings/python/.venv/bin/python';
         if (isset($groups['core']) && ! is_executable($python)) {
@@ -67,7 +70,7 @@ final class Workers
                 self::send($w, [
                     'op' => 'cycles', 'names' => $names, 'cycles' => $cycles, 'ttl' => $ttl, 'work_ms' => $workMs,
                     'record' => $record, 'seed' => 100 + $i, 'start_at' => $startAt,
-                ]);
+                ] + ($seconds === null ? [] : ['until' => $startAt + $seconds]));
             }
             foreach ($workers as $w) {
                 self::answer($w);

@@ -16,18 +16,16 @@ use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode, Stdio};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
-use ddblock::aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
-use ddblock::aws_sdk_dynamodb::Client;
-use ddblock::{CreateTableOptions, Store, StoreConfig};
+use ddblock::{Clock, CreateTableOptions, Store, StoreConfig, SystemClock};
 use ddblock_chaos::checker::{check, Cycle, GroupReport, Keys, LockKey, Report};
 use ddblock_chaos::guarded::resource_key;
 use ddblock_chaos::peers::{answer_problem, worker_commands, PREFIX};
 use ddblock_chaos::profile::Profile;
 use ddblock_fault_proxy::FaultConfig;
 use ddblock_test_support::faulty::try_faulty;
-use ddblock_test_support::repo_root;
+use ddblock_test_support::{client_for, repo_root};
 
 /// Children in their own process groups, killed (the whole group) when dropped.
 struct Group(Vec<(String, Child)>);
@@ -103,21 +101,23 @@ fn dynalite(root: &Path, port: u16, data: &Path, log: &Path) -> Command {
     c
 }
 
-fn client(endpoint: &str) -> Client {
-    let conf = ddblock::aws_sdk_dynamodb::Config::builder()
-        .behavior_version(BehaviorVersion::latest())
-        .region(Region::new("us-east-1"))
-        .credentials_provider(Credentials::new("test", "test", None, None, "chaos"))
-        .endpoint_url(endpoint)
-        .build();
-    Client::from_conf(conf)
-}
-
-fn now_secs() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
+/// Starts dynalite on `port` with its data in `data` and its log in `log`, and waits until it
+/// answers; `what` (`start`, `restart`) names the step in errors.
+fn start_dynalite(
+    servers: &mut Group,
+    root: &Path,
+    port: u16,
+    data: &Path,
+    log: &Path,
+    what: &str,
+) -> Result<(), String> {
+    servers
+        .spawn("dynalite", dynalite(root, port, data, log))
+        .map_err(|e| format!("cannot {what} dynalite (run compat-tests/setup.sh): {e}"))?;
+    if !wait_for_port(port, Duration::from_secs(30)) {
+        return Err(format!("dynalite did not answer after its {what}"));
+    }
+    Ok(())
 }
 
 struct Args {
@@ -322,19 +322,18 @@ async fn run(args: Args) -> Result<bool, String> {
     // The server: dynalite with its data on disk, so a restart keeps the table and the items.
     let port = free_port();
     let data = out.join("dynalite-data");
-    servers
-        .spawn(
-            "dynalite",
-            dynalite(&root, port, &data, &out.join("dynalite.log")),
-        )
-        .map_err(|e| format!("cannot start dynalite (run compat-tests/setup.sh): {e}"))?;
-    if !wait_for_port(port, Duration::from_secs(30)) {
-        return Err("dynalite did not start".into());
-    }
+    start_dynalite(
+        &mut servers,
+        &root,
+        port,
+        &data,
+        &out.join("dynalite.log"),
+        "start",
+    )?;
     let upstream = format!("http://127.0.0.1:{port}");
     let table = "chaos";
     let direct = Store::with_client(
-        client(&upstream),
+        client_for(&upstream),
         StoreConfig::builder()
             .table(table)
             .endpoint(&upstream)
@@ -406,15 +405,14 @@ async fn run(args: Args) -> Result<bool, String> {
                     kill_group(&mut c);
                 }
                 tokio::time::sleep(p.restart_downtime).await;
-                servers
-                    .spawn(
-                        "dynalite",
-                        dynalite(&root, port, &data, &out.join("dynalite-2.log")),
-                    )
-                    .map_err(|e| format!("cannot restart dynalite: {e}"))?;
-                if !wait_for_port(port, Duration::from_secs(30)) {
-                    return Err("dynalite did not come back after the restart".into());
-                }
+                start_dynalite(
+                    &mut servers,
+                    &root,
+                    port,
+                    &data,
+                    &out.join("dynalite-2.log"),
+                    "restart",
+                )?;
             }
         }
         for (label, c) in &mut workers.0 {
@@ -494,11 +492,9 @@ async fn run(args: Args) -> Result<bool, String> {
 
     // What the table holds at the end (straight from the server, consistent).
     let mut end_items = HashMap::new();
-    let raw = client(&upstream);
-    let scan = raw
-        .scan()
-        .table_name(table)
-        .consistent_read(true)
+    let raw = client_for(&upstream);
+    let request = raw.scan().table_name(table).consistent_read(true);
+    let scan = request
         .send()
         .await
         .map_err(|e| format!("final scan: {e}"))?;
@@ -512,7 +508,7 @@ async fn run(args: Args) -> Result<bool, String> {
             end_items.insert(k, e);
         }
     }
-    let end_now = now_secs();
+    let end_now = SystemClock.now();
 
     let mut locks = std::collections::BTreeMap::new();
     let mut resources = std::collections::BTreeMap::new();

@@ -16,10 +16,7 @@ use std::time::Duration;
 use aws_sdk_dynamodb::config::retry::RetryConfig;
 use aws_sdk_dynamodb::config::timeout::TimeoutConfig;
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
-use aws_sdk_dynamodb::types::{
-    AttributeDefinition, BillingMode, KeySchemaElement, KeyType, ReturnValue, ScalarAttributeType,
-    TableStatus,
-};
+use aws_sdk_dynamodb::types::{KeyType, ReturnValue, ScalarAttributeType};
 use aws_sdk_dynamodb::Client;
 use ddblock_fault_proxy::{start, FaultConfig, ProxyConfig, ProxyHandle, Stats};
 pub use ddblock_test_support::s;
@@ -90,30 +87,12 @@ where
 /// A fresh table with these S key attributes, created directly on `server`, ACTIVE on return.
 pub async fn new_table_keys(server: &Client, keys: &[(&str, KeyType)]) -> String {
     let name = ddblock_test_support::unique("fp_");
-    let mut create = server
-        .create_table()
-        .table_name(&name)
-        .billing_mode(BillingMode::PayPerRequest);
-    for (attr, key_type) in keys {
-        let definition = AttributeDefinition::builder()
-            .attribute_name(*attr)
-            .attribute_type(ScalarAttributeType::S);
-        let element = KeySchemaElement::builder()
-            .attribute_name(*attr)
-            .key_type(key_type.clone());
-        create = create
-            .attribute_definitions(definition.build().unwrap())
-            .key_schema(element.build().unwrap());
-    }
-    create.send().await.expect("create table");
-    for _ in 0..200 {
-        let d = server.describe_table().table_name(&name).send().await;
-        if d.unwrap().table().and_then(|t| t.table_status()) == Some(&TableStatus::Active) {
-            return name;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("table {name} did not become ACTIVE");
+    let keys: Vec<_> = keys
+        .iter()
+        .map(|(attr, key_type)| (*attr, ScalarAttributeType::S, key_type.clone()))
+        .collect();
+    ddblock_test_support::create_keyed_table(server, &name, &keys).await;
+    name
 }
 
 /// The `owner` attribute of the item (None if there is no item).

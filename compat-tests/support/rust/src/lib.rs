@@ -4,9 +4,11 @@
 //! their own equivalents (`bindings/python/tests/conftest.py`, `bindings/node/test/helpers.mjs`).
 
 pub mod chaos;
+pub mod child;
 pub mod faulty;
 pub mod guarded;
 pub mod house;
+pub mod laravel;
 pub mod sdk;
 
 use std::collections::HashMap;
@@ -105,37 +107,44 @@ pub fn client_for(endpoint: &str) -> Client {
 /// this returns.
 pub async fn new_table(client: &Client, key_attribute: &str) -> String {
     let name = unique("t");
-    client
+    let key = (key_attribute, ScalarAttributeType::S, KeyType::Hash);
+    create_keyed_table(client, &name, &[key]).await;
+    name
+}
+
+/// Creates the on-demand table `name` keyed by `keys` (attribute, its type, hash or range),
+/// ACTIVE when this returns.
+pub async fn create_keyed_table(
+    client: &Client,
+    name: &str,
+    keys: &[(&str, ScalarAttributeType, KeyType)],
+) {
+    let mut create = client
         .create_table()
-        .table_name(&name)
-        .attribute_definitions(
-            AttributeDefinition::builder()
-                .attribute_name(key_attribute)
-                .attribute_type(ScalarAttributeType::S)
-                .build()
-                .unwrap(),
-        )
-        .key_schema(
-            KeySchemaElement::builder()
-                .attribute_name(key_attribute)
-                .key_type(KeyType::Hash)
-                .build()
-                .unwrap(),
-        )
-        .billing_mode(BillingMode::PayPerRequest)
-        .send()
-        .await
-        .expect("CreateTable");
+        .table_name(name)
+        .billing_mode(BillingMode::PayPerRequest);
+    for (attribute, attribute_type, key_type) in keys {
+        let definition = AttributeDefinition::builder()
+            .attribute_name(*attribute)
+            .attribute_type(attribute_type.clone());
+        let element = KeySchemaElement::builder()
+            .attribute_name(*attribute)
+            .key_type(key_type.clone());
+        create = create
+            .attribute_definitions(definition.build().unwrap())
+            .key_schema(element.build().unwrap());
+    }
+    create.send().await.expect("CreateTable");
     // dynalite reports CREATING first even with --createTableMs 0.
     for _ in 0..200 {
         let d = client
             .describe_table()
-            .table_name(&name)
+            .table_name(name)
             .send()
             .await
             .expect("DescribeTable");
         if d.table().and_then(|t| t.table_status()) == Some(&TableStatus::Active) {
-            return name;
+            return;
         }
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
