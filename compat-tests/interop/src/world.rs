@@ -101,13 +101,7 @@ impl Interop {
 
     /// Writes a raw item (plain SDK).
     pub async fn put_raw(&self, item: Item) {
-        self.client
-            .put_item()
-            .table_name(&self.table)
-            .set_item(Some(item))
-            .send()
-            .await
-            .unwrap_or_else(|e| panic!("PutItem: {e:?}"));
+        ddblock_test_support::put_raw_item(&self.client, &self.table, item).await
     }
 
     /// Ends the test: stops the harness and deletes the table (skipped when a test panics).

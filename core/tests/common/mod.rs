@@ -63,13 +63,7 @@ impl Env {
 
     /// Writes a raw item (plain SDK), e.g. exactly what Laravel would have written.
     pub async fn put_raw(&self, item: HashMap<String, AttributeValue>) {
-        self.client
-            .put_item()
-            .table_name(&self.table)
-            .set_item(Some(item))
-            .send()
-            .await
-            .expect("PutItem");
+        ddblock_test_support::put_raw_item(&self.client, &self.table, item).await
     }
 }
 

@@ -189,6 +189,17 @@ pub async fn raw_item(client: &Client, table: &str, key: &str) -> Option<Item> {
         .item
 }
 
+/// Writes `item` as is (a plain PutItem, no condition): e.g. exactly what Laravel would have written.
+pub async fn put_raw_item(client: &Client, table: &str, item: Item) {
+    client
+        .put_item()
+        .table_name(table)
+        .set_item(Some(item))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("PutItem in {table}: {e:?}"));
+}
+
 /// Deletes a table (best effort: a test that failed may have left it half made).
 pub async fn delete_table(client: &Client, table: &str) {
     let _ = client.delete_table().table_name(table).send().await;
