@@ -157,10 +157,21 @@ if [[ $check == 1 ]]; then
     # older mtimes) for the ones it already built and compile nothing. --no-cache-dir: no wheel
     # from pip's cache either.
     log "python: the sdist builds (pip wheel from dist/ddblock-$VERSION.tar.gz, debug profile)"
+    # Its whole output goes to a log; on failure, cargo's error lines and the free disk space are
+    # printed last, where a CI summary that shows only the end of the output still has them.
     rm -rf "$STAGE/sdist-wheel" "$TARGET_DIR/sdist-check"
-    timed env CARGO_TARGET_DIR="$TARGET_DIR/sdist-check" MATURIN_PEP517_ARGS="--profile dev" \
-        "$TOOLS/bin/python" -m pip wheel --quiet --no-deps --no-cache-dir --disable-pip-version-check \
-        -w "$STAGE/sdist-wheel" "$DIST/ddblock-$VERSION.tar.gz"
+    sdist_log="$STAGE/sdist-wheel.log"
+    if ! timed env CARGO_TARGET_DIR="$TARGET_DIR/sdist-check" MATURIN_PEP517_ARGS="--profile dev" \
+        "$TOOLS/bin/python" -m pip wheel --verbose --no-deps --no-cache-dir --disable-pip-version-check \
+        -w "$STAGE/sdist-wheel" "$DIST/ddblock-$VERSION.tar.gz" >"$sdist_log" 2>&1; then
+        tail -n 40 "$sdist_log"
+        log "the errors in $sdist_log:"
+        grep -E '(^|[^a-z])(error|Error|ERROR)(\[E[0-9]+\])?:|No space|Killed|signal: ' "$sdist_log" | tail -n 15
+        log "free space: $(df -h --output=avail "$TARGET_DIR" | tail -1) on $TARGET_DIR"
+        die "pip could not build a wheel from dist/ddblock-$VERSION.tar.gz (the lines above)"
+    fi
+    # The check's debug build is not needed after it (about 1 GB).
+    rm -rf "$TARGET_DIR/sdist-check"
     compgen -G "$STAGE/sdist-wheel/ddblock-$VERSION-*.whl" >/dev/null || die "pip wheel gave no wheel from the sdist"
     python3 compat-tests/packages/install-tests.py "$DIST"
 fi

@@ -2,10 +2,12 @@
 # The demo: Laravel's lock release vs Laravel with the ddblock driver vs ddblock, under stale
 # eventually consistent reads.
 #
-#   ./compat-tests/demo.sh [stuck-locks flags, e.g. --workers 8 --cycles 500 --stale-probability 0.3]
+#   ./compat-tests/demo.sh [--server moto|dynalite|ddblocal] [stuck-locks flags, e.g. --workers 8
+#                          --cycles 500 --stale-probability 0.3]
 #
-# Installs what it needs (compat-tests/setup.sh: moto, dynalite, PHP, Laravel and the AWS SDK for
-# PHP), builds the comparison, starts a local DynamoDB server (moto) and, in-process, the fault
+# Installs what it needs (compat-tests/setup.sh: moto, dynalite, DynamoDB Local, PHP, Laravel and
+# the AWS SDK for PHP), builds the comparison, starts the local DynamoDB servers and runs on one
+# (moto by default; `--server ddblocal` for AWS's DynamoDB Local) through, in-process, the fault
 # proxy that serves eventually consistent reads up to 500 ms stale (as real DynamoDB can under load;
 # local servers never do). Then W real Laravel PHP workers, W Laravel PHP workers with the ddblock
 # driver (bindings/php) and W ddblock workers each loop acquire -> 10 ms of work -> release on two
@@ -14,6 +16,18 @@
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$HERE/.."
+
+server=moto
+if [[ ${1:-} == --server ]]; then
+    server=${2:?--server needs moto, dynalite or ddblocal}
+    shift 2
+fi
+case $server in
+    moto) var=DDBLOCK_TEST_MOTO name="moto (Python)" ;;
+    dynalite) var=DDBLOCK_TEST_DYNALITE name="dynalite (Node)" ;;
+    ddblocal) var=DDBLOCK_TEST_DDBLOCAL name="AWS's DynamoDB Local (Java)" ;;
+    *) echo "demo: unknown server '$server': moto, dynalite or ddblocal" >&2; exit 2 ;;
+esac
 
 "$HERE/setup.sh" base php servers
 echo "== building the comparison (first time: a few minutes for the AWS SDK)"
@@ -27,5 +41,8 @@ trap cleanup EXIT
 # shellcheck disable=SC1091
 source "$DDBLOCK_RUN_DIR/env"
 
+upstream=${!var}
+echo "== server: $name at $upstream"
 echo "== running: Laravel 8.83's real DynamoDbLock, then Laravel with the ddblock driver, then ddblock, same workload, through the proxy"
-target/debug/stuck-locks --upstream "$DDBLOCK_TEST_MOTO" --workers 4 --cycles 300 --mixed "$@"
+target/debug/stuck-locks --upstream "$upstream" --workers 4 --cycles 300 --mixed "$@"
+echo "== the demo ran on $name at $upstream"

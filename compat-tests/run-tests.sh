@@ -8,7 +8,7 @@
 # It installs the test dependencies (compat-tests/setup.sh), starts the local
 # DynamoDB emulators (compat-tests/servers/servers.sh; stopped again on exit, however
 # this script ends), exports their endpoints (DDBLOCK_TEST_MOTO,
-# DDBLOCK_TEST_DYNALITE) plus dummy AWS credentials, then runs the steps.
+# DDBLOCK_TEST_DYNALITE, DDBLOCK_TEST_DDBLOCAL) plus dummy AWS credentials, then runs the steps.
 # Steps run in waves (see WAVES); the steps of a wave run in parallel, up to
 # DDBLOCK_JOBS at once (default 3: builds take turns on cargo's lock while
 # other steps' tests, mostly waiting on the servers, run), each into its own
@@ -41,7 +41,12 @@ step_docs() {
 step_php-driver() { bash bindings/php/test.sh; }
 step_chaos() {
     cargo build --quiet -p ddblock-chaos -p ddblock-test-support --bins
-    "${CARGO_TARGET_DIR:-target}/debug/chaos" --profile short
+    # On dynalite and on DynamoDB Local, each started by the run itself with its data on disk.
+    local server
+    for server in dynalite ddblocal; do
+        "${CARGO_TARGET_DIR:-target}/debug/chaos" --profile short --server "$server" \
+            --out "compat-tests/.run/chaos/$server"
+    done
 }
 step_bench() { compat-tests/bench/run.sh --smoke --prebuilt; }
 step_patterns() {
@@ -67,7 +72,7 @@ STEPS=(
     "docs|every code block of README.md and docs/, run as written: compat-tests/docs/snippets.py; docs/deploy.md's IAM policies enforced by moto: compat-tests/deploy/iam_policies.py"
     "patterns|the peers of every language checked against the peer protocol (compat-tests/support/peers/selftest.py), then the once-only guard, compare-and-set and the S3 lock, 10+ peers in Rust, Python, Node, the CLI (and PHP) at once: compat-tests/patterns/concurrency.py"
     "bench|benchmarks, smoke profile: every figure on a tiny load, debug builds, no timing judged (compat-tests/bench/run.sh --smoke)"
-    "chaos|chaos run, short profile: every language on one table through every fault at once, judged from the server's journal (compat-tests/chaos)"
+    "chaos|chaos run, short profile, on dynalite and on DynamoDB Local: every language on one table through every fault at once, judged from the server's journal (compat-tests/chaos)"
     "package|the release workflow checked (scripts/actionlint.sh), and the packages as users install them: ./package.sh --check (wheel, sdist, npm tarballs, CLI tarball, crates, Composer archive into dist/; each installed with no Rust on PATH and its quickstart run: compat-tests/packages/install-tests.py)"
     "fuzz|fuzz smoke run: fuzz/run.sh smoke (cargo fuzz: each target ${FUZZ_SMOKE_SECONDS:-5} s from its seeds, generated from the PHP fixtures)"
 )
@@ -145,13 +150,14 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-banner "servers: compat-tests/servers/servers.sh start (moto, dynalite)"
+banner "servers: compat-tests/servers/servers.sh start (moto, dynalite, DynamoDB Local)"
 # --owner: the servers also go away if this script is killed without its trap.
 "$HERE/servers/servers.sh" start --owner $$
 # shellcheck source=/dev/null
 source "${DDBLOCK_RUN_DIR:-$HERE/.run}/env"
 echo "DDBLOCK_TEST_MOTO=$DDBLOCK_TEST_MOTO"
 echo "DDBLOCK_TEST_DYNALITE=$DDBLOCK_TEST_DYNALITE"
+echo "DDBLOCK_TEST_DDBLOCAL=$DDBLOCK_TEST_DDBLOCAL"
 
 desc_of() {
     local s
@@ -220,6 +226,14 @@ done
 banner "summary ($((SECONDS - RUN_START)) s)"
 printf '%s\n' "${results[@]}"
 if [[ ${#failed[@]} -gt 0 ]]; then
+    # The last error lines of each failed step, at the very end: a CI page that shows only the
+    # tail of the output still says why.
+    for name in "${failed[@]}"; do
+        echo "== why $name failed (last error lines of $LOG_DIR/$name.log):"
+        grep -E '(^|[^a-z_])(error|ERROR|FAIL|FAILED|panicked|Error)([^a-z_]|$)' "$LOG_DIR/$name.log" |
+            grep -v -E '^== step ' | tail -n 8 | cut -c1-300
+    done
+    echo "== free disk space: $(df -h --output=avail . | tail -1 | tr -d ' ')"
     echo "== FAILED steps: ${failed[*]}"
     exit 1
 fi

@@ -52,7 +52,7 @@ apt_install() {
 
 part_base() {
 # --- base tools -----------------------------------------------------------------
-missing=()
+local missing=()
 command -v curl >/dev/null 2>&1 || missing+=(curl)
 command -v python3 >/dev/null 2>&1 || missing+=(python3 python3-venv)
 command -v node >/dev/null 2>&1 || missing+=(nodejs)
@@ -141,6 +141,7 @@ require_once '$v/aws/aws-sdk-php/src/functions.php';
 require_once '$v/mtdowling/jmespath.php/src/JmesPath.php';
 PHP
 }
+local missing
 if missing="$(php_deps_ok)"; then
     if [[ -n ${DDBLOCK_AWS_SDK_PHP:-}${DDBLOCK_LARAVEL13:-} ]]; then from="DDBLOCK_AWS_SDK_PHP / DDBLOCK_LARAVEL13"
     elif [[ -d $SHARED_PHP ]]; then from=$SHARED_PHP; else from=$PHP_DEPS; fi

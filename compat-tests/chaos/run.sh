@@ -7,6 +7,7 @@
 #   ./compat-tests/chaos/run.sh                    # the short profile (a minute or two; CI runs it)
 #   ./compat-tests/chaos/run.sh --profile long     # 16 workers x 1,000 acquisitions (the docs' figures)
 #   ./compat-tests/chaos/run.sh --only rust,node   # some languages only
+#   ./compat-tests/chaos/run.sh --server ddblocal  # on AWS's DynamoDB Local (default: dynalite)
 #
 # Installs what it needs (compat-tests/setup.sh), builds the Python and Node bindings (debug), the
 # chaos binaries and the Rust peer (ddblock-peer); records, the journal and report.json go to

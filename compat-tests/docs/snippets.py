@@ -2,10 +2,13 @@
 """Runs every code block of README.md and docs/*.md as written, each as its own process,
 against a local DynamoDB server: the examples are tests.
 
-    compat-tests/docs/snippets.py              # every block of every page
+    compat-tests/docs/snippets.py              # every block of every page, on each server
     compat-tests/docs/snippets.py docs/node.md # one page
+    compat-tests/docs/snippets.py --servers ddblocal docs/node.md  # on one server
     compat-tests/docs/snippets.py --list       # what would run, and what is skipped and why
 
+Every block runs on DynamoDB Local (AWS's own, what most readers run locally) and on moto; a block
+that uses the S3 lock backend (it names `s3`) runs on moto only, since DynamoDB Local has no S3.
 Each block gets a fresh table and this environment (what a reader on a local setup would have):
 DYNAMODB_ENDPOINT (the server), DYNAMODB_CACHE_TABLE (the fresh table), AWS_DEFAULT_REGION,
 test credentials, and PATH with the built `ddblock` CLI first; the S3 bucket `locks` exists on the
@@ -24,13 +27,14 @@ Languages that are data, not code (text, json, toml, cron, ...) are not run. A b
 run here says why on the line before its fence: `<!-- not run: REASON -->` (a package registry
 install, the test command itself); `--list` shows every such reason.
 
-Needs: the servers (DDBLOCK_TEST_MOTO, from compat-tests/servers/servers.sh), the CLI and the snippet
+Needs: the servers (DDBLOCK_TEST_MOTO, DDBLOCK_TEST_DDBLOCAL, from compat-tests/servers/servers.sh), the CLI and the snippet
 binary built (`cargo build -p ddblock-cli -p ddblock-doc-snippets`), the Python binding built
 (bindings/python/test.sh) and the Node binding built (bindings/node/test.sh).
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import subprocess
@@ -50,6 +54,10 @@ DATA = {"", "text", "json", "toml", "cron", "console", "ini", "yaml", "diff", "o
 FENCE = re.compile(r"^```([A-Za-z0-9_+-]*)\s*$")
 NOT_RUN = re.compile(r"^<!--\s*not run:\s*(.+?)\s*-->\s*$")
 TIMEOUT = 180
+#: The servers the blocks run on, by the variable compat-tests/servers/servers.sh exports.
+SERVERS = {"ddblocal": "DDBLOCK_TEST_DDBLOCAL", "moto": "DDBLOCK_TEST_MOTO"}
+#: A block that names the S3 backend needs S3 at the endpoint: moto has it, DynamoDB Local not.
+USES_S3 = re.compile(r"\bs3\b", re.IGNORECASE)
 
 
 @dataclass
@@ -101,14 +109,20 @@ def pages(args: list[str]) -> list[Path]:
     ]
 
 
-def endpoint() -> str:
-    url = os.environ.get("DDBLOCK_TEST_MOTO")
+def endpoint(server: str) -> str:
+    var = SERVERS[server]
+    url = os.environ.get(var)
     if not url:
         sys.exit(
-            "snippets: DDBLOCK_TEST_MOTO is not set: start the servers "
+            f"snippets: {var} is not set: start the servers "
             "(compat-tests/servers/servers.sh start; source compat-tests/.run/env)"
         )
     return url
+
+
+def runs_on(b: Block, server: str) -> bool:
+    """Whether block `b` runs on `server`: S3 blocks only where S3 is (moto)."""
+    return server == "moto" or not USES_S3.search(b.code)
 
 
 def ddblock_bin() -> Path:
@@ -186,6 +200,15 @@ def snippet_id(block: Block) -> str:
 def main(argv: list[str]) -> int:
     listing = "--list" in argv
     args = [a for a in argv if a != "--list"]
+    servers = list(SERVERS)
+    if "--servers" in args:
+        i = args.index("--servers")
+        servers = args[i + 1].split(",") if i + 1 < len(args) else []
+        del args[i : i + 2]
+        unknown = [s for s in servers if s not in SERVERS]
+        if unknown or not servers:
+            print(f"--servers takes a comma-separated list of {', '.join(SERVERS)}")
+            return 2
     todo: list[Block] = []
     for page in pages(args):
         for b in blocks(page):
@@ -205,23 +228,28 @@ def main(argv: list[str]) -> int:
         return 1
     if listing:
         for b in todo:
-            how = "runs" if b.lang != "php" else "runs in bindings/php/tests/DocsTest.php"
+            on = [s for s in servers if runs_on(b, s)]
+            how = f"runs on {', '.join(on)}"
+            if b.lang == "php":
+                how = "runs in bindings/php/tests/DocsTest.php"
             print(f"{b.where:30} {b.lang:7} {'not run: ' + b.skip if b.skip else how}")
         return 0
-    url = endpoint()
-    ensure_bucket(url)
+    urls = {server: endpoint(server) for server in servers}
+    if "moto" in urls:
+        ensure_bucket(urls["moto"])
     failed = 0
     ran = 0
     skipped = 0
     delegated = 0
     with tempfile.TemporaryDirectory() as tmp:
         scratch = Path(tmp)
-        for i, b in enumerate(todo):
-            if b.skip:
-                skipped += 1
+        for (i, b), (server, url) in itertools.product(enumerate(todo), urls.items()):
+            if b.skip or b.lang == "php":
+                if server == servers[0]:
+                    skipped += bool(b.skip)
+                    delegated += not b.skip
                 continue
-            if b.lang == "php":
-                delegated += 1
+            if not runs_on(b, server):
                 continue
             table = fresh_table(url, i)
             cmd, cwd = command(b, i, scratch)
@@ -244,15 +272,15 @@ def main(argv: list[str]) -> int:
             ran += 1
             dt = time.monotonic() - t0
             if code == 0:
-                print(f"ok    {b.where} ({b.lang}, {dt:.1f} s)")
+                print(f"ok    {b.where} ({b.lang}, {server}, {dt:.1f} s)")
             else:
                 failed += 1
-                print(f"FAIL  {b.where} ({b.lang}): exit {code}")
+                print(f"FAIL  {b.where} ({b.lang}, {server}): exit {code}")
                 for name, text in (("stdout", stdout), ("stderr", stderr)):
                     if text.strip():
                         print(f"      {name}:\n" + "\n".join("        " + l for l in text.splitlines()[-30:]))
     print(
-        f"snippets: {ran} run, {failed} failed, {delegated} PHP blocks left to DocsTest.php, "
+        f"snippets: {ran} runs on {', '.join(servers)}, {failed} failed, {delegated} PHP blocks left to DocsTest.php, "
         f"{skipped} not run (see --list)"
     )
     return 1 if failed else 0

@@ -1,5 +1,5 @@
-"""Mixed-language concurrency test of the once-only guard and compare-and-set, on moto and
-dynalite: peers in Rust (the core), Python, Node, the CLI and PHP (Laravel 8.83's real
+"""Mixed-language concurrency test of the once-only guard and compare-and-set, on moto, dynalite
+and DynamoDB Local: peers in Rust (the core), Python, Node, the CLI and PHP (Laravel 8.83's real
 DynamoDbStore) started together on one table.
 
 - once: every peer goes through the same 40 event ids (10 of them given back before the
@@ -10,7 +10,7 @@ DynamoDbStore) started together on one table.
   then Rust, Python and Node through ``update`` with PHP through Laravel's own atomic
   ``Cache::increment``. (Not the CLI with PHP: ``put --if-version`` checks the version only, and
   Laravel's increment keeps it; ``update`` also checks the value it read. See docs/patterns.md.)
-- s3 lock (moto only: dynalite has no S3): Rust, Python, Node and the CLI (``ddblock run``) take
+- s3 lock (moto only: dynalite and DynamoDB Local have no S3): Rust, Python, Node and the CLI (``ddblock run``) take
   one lock in an S3 bucket in turns; under it each increments a number in a shared file (read,
   pause, write) and records its fence and wall-clock start and end. No increment may be lost and
   no two recorded intervals may overlap. Twice: with the default release (conditional delete),
@@ -23,7 +23,7 @@ Run by ``./compat-tests/run-tests.sh patterns`` (after the Python and Node bindi
 the Rust peer are built), with the venv of bindings/python:
 
     cargo build -p ddblock-cli -p ddblock-test-support --bin ddblock --bin ddblock-peer
-    bindings/python/.venv/bin/python compat-tests/patterns/concurrency.py [moto|dynalite]
+    bindings/python/.venv/bin/python compat-tests/patterns/concurrency.py [moto|dynalite|ddblocal]
 
 Every process is a peer of compat-tests/support/peers/PROTOCOL.md: all of a run's peers are
 started and answer ``hello`` first, then each gets its whole work at the same moment; the
@@ -313,7 +313,11 @@ def fmt(d: dict[str, Any]) -> str:
 
 
 def main() -> int:
-    servers = {"moto": "DDBLOCK_TEST_MOTO", "dynalite": "DDBLOCK_TEST_DYNALITE"}
+    servers = {
+        "moto": "DDBLOCK_TEST_MOTO",
+        "dynalite": "DDBLOCK_TEST_DYNALITE",
+        "ddblocal": "DDBLOCK_TEST_DDBLOCAL",
+    }
     wanted = sys.argv[1:] or list(servers)
     for program in (ROOT / "target/debug/ddblock-peer", ROOT / "target/debug/ddblock"):
         if not program.exists():

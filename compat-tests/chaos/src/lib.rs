@@ -5,6 +5,7 @@
 pub mod checker;
 pub mod peers;
 pub mod profile;
+pub mod server;
 
 /// The guarded resource (shared with the Rust peer, which writes it in its `chaos` op).
 pub use ddblock_test_support::guarded;

@@ -1,7 +1,7 @@
 //! [`interop_tests!`](crate::interop_tests): the interop scenarios as tests, one per server,
 //! layout and scenario, named `<server>::<layout>::<scenario>`.
 
-/// One `#[tokio::test]` per server (moto, dynalite), layout and scenario. A scenario is an
+/// One `#[tokio::test]` per server (moto, dynalite, DynamoDB Local), layout and scenario. A scenario is an
 /// `async fn name(t: &Interop)` at the root of the test crate; each test gives it a fresh
 /// [`Interop`](crate::Interop) (its own table and PHP harness) and ends it with
 /// [`Interop::finish`](crate::Interop::finish).
@@ -34,6 +34,9 @@ macro_rules! interop_tests {
         }
         mod dynalite {
             $crate::interop_tests!(@server Dynalite, $($module: $layout $prefix [$($name),*]),+);
+        }
+        mod ddblocal {
+            $crate::interop_tests!(@server DdbLocal, $($module: $layout $prefix [$($name),*]),+);
         }
     };
     (@server $server:ident, $($module:ident: $layout:ident $prefix:literal [$($name:ident),*]),+) => {

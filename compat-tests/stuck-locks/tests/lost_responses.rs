@@ -4,12 +4,7 @@
 use ddblock::{AcquireOutcome, CreateTableOptions, ReleaseOutcome, Store, StoreConfig};
 use ddblock_fault_proxy::{FaultConfig, DROPPED, FORWARDED_ERROR_PREFIX};
 use ddblock_test_support::faulty::faulty;
-
-fn upstream(var: &str) -> String {
-    std::env::var(var).unwrap_or_else(|_| {
-        panic!("{var} is not set: run ./compat-tests/run-tests.sh, which starts the local servers")
-    })
-}
+use ddblock_test_support::{on_servers, Server};
 
 /// Drops half of `op`'s responses; with [`SEED`] the first is dropped and the retry answered.
 fn drop_once(op: &str, seed: u64) -> FaultConfig {
@@ -21,8 +16,8 @@ fn drop_once(op: &str, seed: u64) -> FaultConfig {
     }
 }
 
-async fn lost_answers_are_recovered(var: &str) {
-    let up = upstream(var);
+async fn lost_answers_are_recovered(server: Server) {
+    let up = server.endpoint();
     let table = format!("lost_{}", ddblock::lock::random_owner().to_lowercase());
     let direct = Store::connect(
         StoreConfig::builder()
@@ -48,8 +43,8 @@ async fn lost_answers_are_recovered(var: &str) {
     let lock = store.lock("orders", 30).unwrap();
 
     // Acquire: the first UpdateItem lands but its answer is lost; the retry's condition fails on our
-    // own item, which the lock recognises (moto returns it with the failure; on dynalite one
-    // consistent read finds it).
+    // own item, which the lock recognises (moto and DynamoDB Local return it with the failure; on
+    // dynalite one consistent read finds it).
     proxy.set_config(drop_once("UpdateItem", SEED)).unwrap();
     proxy.reset();
     let outcome = lock.acquire().await.unwrap();
@@ -124,12 +119,4 @@ async fn lost_answers_are_recovered(var: &str) {
 /// A seed whose first drop decision drops and second forwards (the fault plan is deterministic).
 const SEED: u64 = 6;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn moto_lost_answers_are_recovered() {
-    lost_answers_are_recovered("DDBLOCK_TEST_MOTO").await
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn dynalite_lost_answers_are_recovered() {
-    lost_answers_are_recovered("DDBLOCK_TEST_DYNALITE").await
-}
+on_servers!(lost_answers_are_recovered);

@@ -6,16 +6,12 @@ use ddblock_stuck_locks::{
     render, run_ddblock, run_laravel, run_laravel_driver, run_mixed, start_proxy, Options,
     SideReport,
 };
+use ddblock_test_support::{on_servers, Server};
 
-fn upstream(var: &str) -> String {
-    std::env::var(var).unwrap_or_else(|_| {
-        panic!("{var} is not set: run ./compat-tests/run-tests.sh, which starts the local servers")
-    })
-}
-
-async fn compare(var: &str, all_old: bool) {
+async fn laravel_release_sticks_ddblock_release_does_not(server: Server) {
+    let all_old = server.returns_all_old();
     let opts = Options {
-        upstream: upstream(var),
+        upstream: server.endpoint(),
         workers: 3,
         cycles: 30,
         ..Options::default()
@@ -75,8 +71,8 @@ fn one_conditional_delete(side: &SideReport, all_old: bool) {
         side.acquired as u64,
         "{side:?}"
     );
-    // One conditional write (UpdateItem) per attempt. moto returns the holder with the failed
-    // write (ALL_OLD); dynalite does not, so there a failed write costs one consistent GetItem
+    // One conditional write (UpdateItem) per attempt. moto and DynamoDB Local return the holder
+    // with the failed write (ALL_OLD); dynalite does not, so there a failed write costs one consistent GetItem
     // and, if the lock was freed meanwhile, one more write.
     let puts = ["PutItem", "UpdateItem"]
         .iter()
@@ -98,12 +94,4 @@ fn one_conditional_delete(side: &SideReport, all_old: bool) {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn moto_laravel_release_sticks_ddblock_release_does_not() {
-    compare("DDBLOCK_TEST_MOTO", true).await
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn dynalite_laravel_release_sticks_ddblock_release_does_not() {
-    compare("DDBLOCK_TEST_DYNALITE", false).await
-}
+on_servers!(laravel_release_sticks_ddblock_release_does_not);

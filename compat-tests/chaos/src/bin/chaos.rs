@@ -1,5 +1,5 @@
-//! `chaos [--profile short|long] [--out DIR]`: the chaos run. Starts its own dynalite (data on
-//! disk, so it survives the restart mid-run) behind the fault proxy with every fault on at once,
+//! `chaos [--profile short|long] [--server dynalite|ddblocal] [--out DIR]`: the chaos run. Starts
+//! its own dynalite or DynamoDB Local (data on disk, so it survives the restart mid-run) behind the fault proxy with every fault on at once,
 //! runs workers in Rust, Python, Node and PHP (the ddblock/laravel driver) on shared keys and
 //! stock Laravel workers on their own keys (the control group), some under `faketime` with their
 //! clock 2 s ahead or behind; each worker is its language's peer (compat-tests/support/peers/
@@ -23,6 +23,7 @@ use ddblock_chaos::checker::{check, Cycle, GroupReport, Keys, LockKey, Report};
 use ddblock_chaos::guarded::resource_key;
 use ddblock_chaos::peers::{answer_problem, worker_commands, PREFIX};
 use ddblock_chaos::profile::Profile;
+use ddblock_chaos::server::ServerKind;
 use ddblock_fault_proxy::FaultConfig;
 use ddblock_test_support::faulty::try_faulty;
 use ddblock_test_support::{client_for, repo_root};
@@ -82,46 +83,30 @@ fn wait_for_port(port: u16, within: Duration) -> bool {
     false
 }
 
-fn dynalite(root: &Path, port: u16, data: &Path, log: &Path) -> Command {
-    let mut c = Command::new("node");
-    c.arg(root.join("compat-tests/node_modules/dynalite/cli.js"))
-        .args(["--host", "127.0.0.1", "--port", &port.to_string()])
-        .arg("--path")
-        .arg(data)
-        .args([
-            "--createTableMs",
-            "0",
-            "--deleteTableMs",
-            "0",
-            "--updateTableMs",
-            "0",
-        ])
-        .stdout(Stdio::null())
-        .stderr(fs::File::create(log).expect("dynalite log"));
-    c
-}
-
-/// Starts dynalite on `port` with its data in `data` and its log in `log`, and waits until it
+/// Starts `kind` on `port` with its data in `data` and its log in `log`, and waits until it
 /// answers; `what` (`start`, `restart`) names the step in errors.
-fn start_dynalite(
+fn start_server(
     servers: &mut Group,
-    root: &Path,
+    kind: ServerKind,
     port: u16,
     data: &Path,
     log: &Path,
     what: &str,
 ) -> Result<(), String> {
+    let name = kind.name();
+    let cmd = kind.command(&repo_root(), port, data, log)?;
     servers
-        .spawn("dynalite", dynalite(root, port, data, log))
-        .map_err(|e| format!("cannot {what} dynalite (run compat-tests/setup.sh): {e}"))?;
+        .spawn(name, cmd)
+        .map_err(|e| format!("cannot {what} {name} (run compat-tests/setup.sh): {e}"))?;
     if !wait_for_port(port, Duration::from_secs(30)) {
-        return Err(format!("dynalite did not answer after its {what}"));
+        return Err(format!("{name} did not answer after its {what}"));
     }
     Ok(())
 }
 
 struct Args {
     profile: Profile,
+    server: ServerKind,
     out: PathBuf,
     /// Worker languages to run (default: all).
     only: Option<Vec<String>>,
@@ -131,6 +116,7 @@ fn args() -> Result<Args, String> {
     let mut profile = Profile::short();
     let mut out = repo_root().join("compat-tests/.run/chaos");
     let mut only = None;
+    let mut server = ServerKind::Dynalite;
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -140,6 +126,11 @@ fn args() -> Result<Args, String> {
                     .ok_or(format!("unknown profile {name:?}: short or long"))?;
             }
             "--out" => out = PathBuf::from(it.next().ok_or("--out needs a directory")?),
+            "--server" => {
+                let name = it.next().ok_or("--server needs dynalite or ddblocal")?;
+                server = ServerKind::by_name(&name)
+                    .ok_or(format!("unknown server {name:?}: dynalite or ddblocal"))?;
+            }
             "--only" => {
                 let langs = it
                     .next()
@@ -147,20 +138,28 @@ fn args() -> Result<Args, String> {
                 only = Some(langs.split(',').map(str::to_owned).collect());
             }
             "-h" | "--help" => {
-                return Err("usage: chaos [--profile short|long] [--out DIR] \
-                            [--only rust,python,node,php,laravel]"
-                    .into());
+                return Err(
+                    "usage: chaos [--profile short|long] [--server dynalite|ddblocal] \
+                            [--out DIR] [--only rust,python,node,php,laravel]"
+                        .into(),
+                );
             }
             other => return Err(format!("unknown argument {other:?}; try --help")),
         }
     }
-    Ok(Args { profile, out, only })
+    Ok(Args {
+        profile,
+        server,
+        out,
+        only,
+    })
 }
 
-fn print_report(p: &Profile, r: &Report, elapsed: Duration, workers: &[String]) {
+fn print_report(p: &Profile, kind: ServerKind, r: &Report, elapsed: Duration, workers: &[String]) {
     println!(
-        "chaos run `{}`: {} workers ({}), {:.0} s, {} journal entries",
+        "chaos run `{}` on {}: {} workers ({}), {:.0} s, {} journal entries",
         p.name,
+        kind.name(),
         workers.len(),
         workers.join(", "),
         elapsed.as_secs_f64(),
@@ -319,17 +318,12 @@ async fn run(args: Args) -> Result<bool, String> {
     let records = out.join("records");
     let mut servers = Group(Vec::new());
 
-    // The server: dynalite with its data on disk, so a restart keeps the table and the items.
+    // The server, with its data on disk, so a restart keeps the table and the items.
+    let kind = args.server;
     let port = free_port();
-    let data = out.join("dynalite-data");
-    start_dynalite(
-        &mut servers,
-        &root,
-        port,
-        &data,
-        &out.join("dynalite.log"),
-        "start",
-    )?;
+    let data = out.join(format!("{}-data", kind.name()));
+    let log = |n: &str| out.join(format!("{}{n}.log", kind.name()));
+    start_server(&mut servers, kind, port, &data, &log(""), "start")?;
     let upstream = format!("http://127.0.0.1:{port}");
     let table = "chaos";
     let direct = Store::with_client(
@@ -405,14 +399,7 @@ async fn run(args: Args) -> Result<bool, String> {
                     kill_group(&mut c);
                 }
                 tokio::time::sleep(p.restart_downtime).await;
-                start_dynalite(
-                    &mut servers,
-                    &root,
-                    port,
-                    &data,
-                    &out.join("dynalite-2.log"),
-                    "restart",
-                )?;
+                start_server(&mut servers, kind, port, &data, &log("-2"), "restart")?;
             }
         }
         for (label, c) in &mut workers.0 {
@@ -542,7 +529,7 @@ async fn run(args: Args) -> Result<bool, String> {
         serde_json::to_vec_pretty(&report).unwrap_or_default(),
     )
     .map_err(|e| e.to_string())?;
-    print_report(&p, &report, elapsed, &labels);
+    print_report(&p, kind, &report, elapsed, &labels);
     proxy.shutdown().await;
     drop(servers);
     let violations = report.violations();
