@@ -150,7 +150,10 @@ export declare class NativeStore {
    * (default 120 000) for ACTIVE and enables TTL unless `ttl` is false.
    */
   createTable(options?: CreateTableInput | undefined | null): Promise<TableReport>
-  /** Checks the table (exists, key schema, TTL) and, unless `scan` is false, its items. */
+  /**
+   * Checks the table (exists, key schema, TTL) and, unless `scan` is false, its items; with
+   * the s3 backend also probes the bucket's conditional requests (the `s3_*` checks).
+   */
   doctor(options?: DoctorInput | undefined | null): Promise<DoctorReport>
   /** The value of `key`, or `undefined` when missing or expired. */
   get(key: string): Promise<unknown>
@@ -210,7 +213,11 @@ export declare class NativeVersioned {
 
 /** One doctor check. */
 export interface Check {
-  /** `table`, `key_schema`, `ttl`, `expired_items`, `default_ttl_locks`, `invalid_items`, `layout`. */
+  /**
+   * `table`, `key_schema`, `ttl`, `expired_items`, `default_ttl_locks`, `invalid_items`,
+   * `layout`, `clock`; with the s3 backend also `s3_create_if_absent`, `s3_etag_changes`,
+   * `s3_if_match_put`, `s3_if_match_delete`, `s3_versioning`, `s3_cleanup`.
+   */
   id: string
   /** `ok`, `warn`, `fail`, `unknown`, `skipped`. */
   status: string
@@ -260,6 +267,8 @@ export interface DoctorReport {
   ttl?: Ttl
   /** This host's clock offset to DynamoDB's, from the `Date` headers of its answers. */
   clock?: ClockCheck
+  /** The bucket probed, with the s3 backend (its results are the `s3_*` checks). */
+  s3?: S3Probe
 }
 
 /** Every error code, in the core's order (`ErrorKind::ALL`): what `lib.js` exports as `CODES`. */
@@ -293,6 +302,16 @@ export interface OnceStatus {
   expiresAt?: number
   /** When the handler was marked done, Unix seconds. */
   doneAt?: number
+}
+
+/** What `doctor`'s probe of the s3 backend's bucket looked at. */
+export interface S3Probe {
+  /** The bucket probed. */
+  bucket: string
+  /** The scratch object's key (under the prefix; never a lock's). */
+  scratchKey: string
+  /** Every version of the scratch object was removed afterwards. */
+  cleanedUp: boolean
 }
 
 /**

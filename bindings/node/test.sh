@@ -3,8 +3,8 @@
 #   npm ci (compat-tests/npm-install.sh: skipped when node_modules matches the lock), debug build of the native module
 #   sharing the workspace target dir, native.d.ts/native.js drift check + tsc --noEmit, the Rust CLI
 #   and fault proxy the tests drive, then node --test against the local servers.
-# Needs DDBLOCK_TEST_MOTO and DDBLOCK_TEST_DYNALITE (compat-tests/servers/servers.sh); the tests fail
-# without them. PHP interop needs compat-tests/setup.sh (php + Laravel's cache component).
+# Needs DDBLOCK_TEST_MOTO, DDBLOCK_TEST_DYNALITE and DDBLOCK_TEST_DDBLOCAL (compat-tests/servers/servers.sh);
+# the tests fail without them. PHP interop needs compat-tests/setup.sh (php + Laravel's cache component).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 

@@ -8,8 +8,9 @@
 #      are built by their own scripts only when missing (the python and node steps of the test
 #      command, which run first, build them)
 #   4. PHPUnit on Debian's Laravel 8.83, then on upstream Laravel 13's cache lock classes
-#      (DDBLOCK_LARAVEL=8, 13; see tests/bootstrap.php), against DDBLOCK_TEST_MOTO and
-#      DDBLOCK_TEST_DYNALITE (compat-tests/servers/servers.sh start; source compat-tests/.run/env)
+#      (DDBLOCK_LARAVEL=8, 13; see tests/bootstrap.php), against DDBLOCK_TEST_MOTO,
+#      DDBLOCK_TEST_DYNALITE and DDBLOCK_TEST_DDBLOCAL (compat-tests/servers/servers.sh start;
+#      source compat-tests/.run/env)
 #
 #   bindings/php/test.sh [phpunit args...]      e.g. --filter FaultProxyTest
 set -euo pipefail
@@ -38,8 +39,8 @@ if ! node -e "require('$ROOT/bindings/node')" 2>/dev/null; then
     bash "$ROOT/bindings/node/test.sh" >/dev/null
 fi
 
-if [[ -z ${DDBLOCK_TEST_MOTO:-} || -z ${DDBLOCK_TEST_DYNALITE:-} ]]; then
-    log "DDBLOCK_TEST_MOTO / DDBLOCK_TEST_DYNALITE are not set: the tests will fail."
+if [[ -z ${DDBLOCK_TEST_MOTO:-} || -z ${DDBLOCK_TEST_DYNALITE:-} || -z ${DDBLOCK_TEST_DDBLOCAL:-} ]]; then
+    log "DDBLOCK_TEST_MOTO / DDBLOCK_TEST_DYNALITE / DDBLOCK_TEST_DDBLOCAL are not set: the tests will fail."
     log "start the servers with: compat-tests/servers/servers.sh start; source compat-tests/.run/env"
 fi
 for laravel in 8 13; do

@@ -8,8 +8,9 @@
 #      deploy/iam_policies.py, scripts/check-version.py; and on the test peers, with mypy)
 #   4. mypy --strict on the package, the tests and bench.py; mypy's stubtest: _native.pyi
 #      against the built extension
-#   5. pytest against the local DynamoDB servers: DDBLOCK_TEST_MOTO / DDBLOCK_TEST_DYNALITE
-#      (compat-tests/servers/servers.sh start; source compat-tests/.run/env). Missing servers fail.
+#   5. pytest against the local DynamoDB servers: DDBLOCK_TEST_MOTO / DDBLOCK_TEST_DYNALITE /
+#      DDBLOCK_TEST_DDBLOCAL (compat-tests/servers/servers.sh start; source compat-tests/.run/env).
+#      Missing servers fail.
 #
 #   bindings/python/test.sh [pytest args...]
 #
@@ -74,8 +75,8 @@ log "mypy --strict, and stubtest (the stubs match the built module)"
 mypy --strict python/ddblock tests bench.py
 python -m mypy.stubtest ddblock._native
 
-if [[ -z ${DDBLOCK_TEST_MOTO:-} || -z ${DDBLOCK_TEST_DYNALITE:-} ]]; then
-    log "DDBLOCK_TEST_MOTO / DDBLOCK_TEST_DYNALITE are not set: the server tests will fail."
+if [[ -z ${DDBLOCK_TEST_MOTO:-} || -z ${DDBLOCK_TEST_DYNALITE:-} || -z ${DDBLOCK_TEST_DDBLOCAL:-} ]]; then
+    log "DDBLOCK_TEST_MOTO / DDBLOCK_TEST_DYNALITE / DDBLOCK_TEST_DDBLOCAL: not all set, the server tests will fail."
     log "start the servers with: compat-tests/servers/servers.sh start; source compat-tests/.run/env"
 fi
 # The fault proxy the lease and bad-input tests put in front of the servers (the test step builds
@@ -84,4 +85,5 @@ log "cargo build -p ddblock-fault-proxy"
 (cd "$HERE/../.." && cargo build --quiet -p ddblock-fault-proxy)
 log "pytest"
 cd "$HERE"
-python -m pytest "$@"
+# -v: the log names every test with its server (test_x[moto], test_x[dynalite], test_x[ddblocal]).
+python -m pytest -v "$@"

@@ -104,7 +104,7 @@ try {
         if ($i > 100) {
             throw new RuntimeException("table $table not ACTIVE after 10 s");
         }
-        usleep(100000); // dynalite: CREATING first
+        usleep(100000); // dynalite: CREATING first (moto and DynamoDB Local: ACTIVE at once)
     }
 
     // --- start-up -------------------------------------------------------------

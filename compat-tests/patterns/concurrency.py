@@ -10,14 +10,14 @@ DynamoDbStore) started together on one table.
   then Rust, Python and Node through ``update`` with PHP through Laravel's own atomic
   ``Cache::increment``. (Not the CLI with PHP: ``put --if-version`` checks the version only, and
   Laravel's increment keeps it; ``update`` also checks the value it read. See docs/patterns.md.)
-- s3 lock (moto only: dynalite and DynamoDB Local have no S3): Rust, Python, Node and the CLI (``ddblock run``) take
-  one lock in an S3 bucket in turns; under it each increments a number in a shared file (read,
-  pause, write) and records its fence and wall-clock start and end. No increment may be lost and
-  no two recorded intervals may overlap. Twice: with the default release (conditional delete),
-  where the fences are only counted (a create that lands late starts from its own, older clock:
-  docs/s3.md), and with DDBLOCK_S3_RELEASE=overwrite, where they must grow in the order of the
-  intervals. Then a takeover race: the same peers make one attempt each at locks whose holder
-  let them expire; exactly one may take each over, with the old fence + 1.
+- s3 lock (moto only: dynalite and DynamoDB Local have no S3): Rust, Python, Node and the CLI
+  (``ddblock run``) take one lock in an S3 bucket in turns; under it each increments a number in a
+  shared file (read, pause, write) and records its fence and wall-clock start and end. No increment
+  may be lost and no two recorded intervals may overlap. Twice: with the default release
+  (conditional delete), where the fences are only counted (a create that lands late starts from its
+  own, older clock: docs/s3.md), and with DDBLOCK_S3_RELEASE=overwrite, where they must grow in the
+  order of the intervals. Then a takeover race: the same peers make one attempt each at locks whose
+  holder let them expire; exactly one may take each over, with the old fence + 1.
 
 Run by ``./compat-tests/run-tests.sh patterns`` (after the Python and Node bindings, the CLI and
 the Rust peer are built), with the venv of bindings/python:

@@ -23,7 +23,7 @@ set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)" # compat-tests/
 # DDBLOCK_RUN_DIR lets two runs (say the demo and the tests) keep separate servers.
-RUN_DIR="${DDBLOCK_RUN_DIR:-$HERE/.run}"
+RUN_DIR="$(realpath -m "${DDBLOCK_RUN_DIR:-$HERE/.run}")"
 ENV_FILE="$RUN_DIR/env"
 SERVERS=(moto dynalite ddblocal)
 START_TIMEOUT="${DDBLOCK_SERVERS_START_TIMEOUT:-30}"
@@ -228,8 +228,9 @@ cmd_start() {
     # -disableTelemetry: it would otherwise try to reach AWS. -sharedDb: one database for every access key and region (without it, DynamoDB Local keeps
     # one per key and region, and a peer configured with another region would see other tables).
     # A bounded heap and the serial collector: the machine has 2 cores and runs the tests beside it.
-    launch ddblocal java -Xmx1g -XX:+UseSerialGC -Djava.library.path="$ddblocal_dir/DynamoDBLocal_lib" \
-        -jar "$ddblocal_dir/DynamoDBLocal.jar" -inMemory -sharedDb -disableTelemetry -port "$ddblocal_port"
+    # From the run folder: DynamoDB Local writes dynamodb-local-metadata.json into its working folder.
+    (cd "$RUN_DIR" && launch ddblocal java -Xmx1g -XX:+UseSerialGC -Djava.library.path="$ddblocal_dir/DynamoDBLocal_lib" \
+        -jar "$ddblocal_dir/DynamoDBLocal.jar" -inMemory -sharedDb -disableTelemetry -port "$ddblocal_port")
 
     if [[ -n $owner ]]; then
         # Stops the servers as soon as the owner process is gone, even if it

@@ -1,8 +1,9 @@
-//! `ddblock doctor`: the core's table check (`Store::doctor`), printed with what to do about each
-//! check that is not ok, and its exit status.
+//! `ddblock doctor`: the core's table check (`Store::doctor`, with `--backend s3` also the probe of
+//! the bucket's conditional requests), printed with what to do about each check that is not ok,
+//! and its exit status.
 
 use clap::Args;
-use ddblock::admin::{CheckId, CheckStatus, ClockReading, DoctorOptions, TtlState};
+use ddblock::admin::{CheckId, CheckStatus, ClockReading, DoctorOptions, DoctorReport, TtlState};
 use ddblock::Store;
 use serde_json::{json, Value};
 
@@ -24,19 +25,17 @@ pub struct DoctorArgs {
 }
 
 /// What to do about a check that is not ok (CLI wording: the core's report has the facts).
-fn fix(
-    id: CheckId,
-    status: CheckStatus,
-    ttl: Option<&TtlState>,
-    clock: Option<ClockReading>,
-    exp: &str,
-) -> Option<String> {
+fn fix(id: CheckId, status: CheckStatus, r: &DoctorReport, exp: &str) -> Option<String> {
     if matches!(status, CheckStatus::Ok | CheckStatus::Skipped) {
         return None;
     }
+    let (ttl, clock) = (r.ttl.as_ref(), r.clock);
     Some(match id {
         CheckId::Table if status == CheckStatus::Fail => {
             "run `ddblock create-table` (same --table/--endpoint/--region), or fix the table name, endpoint or region".into()
+        }
+        CheckId::Table if r.table_status.is_none() => {
+            "nothing to do for locks in the bucket; run `ddblock create-table` before using the cache, `once` or `cas` commands".into()
         }
         CheckId::Table => "wait until the table is ACTIVE".into(),
         CheckId::KeySchema => "a key schema cannot be changed: point --table at Laravel's cache table, or create a new table with `ddblock create-table --table NEW`".into(),
@@ -52,6 +51,25 @@ fn fix(
         CheckId::Clock => match clock {
             Some(ClockReading::Measured(o)) if status == CheckStatus::Fail => format!("synchronise this host's clock (NTP: chrony, systemd-timesyncd; on AWS the Amazon Time Sync Service), or raise --clock-skew-margin / DDBLOCK_CLOCK_SKEW_MARGIN to at least {} on every host that takes these locks (PHP: ddblock.clock_skew_margin)", o.margin_needed()),
             _ => "run doctor again: more answers narrow the interval; keep the clock synchronised (NTP)".into(),
+        },
+        CheckId::S3CreateIfAbsent | CheckId::S3EtagChanges | CheckId::S3IfMatchPut => {
+            "keep the locks in DynamoDB (--backend dynamodb), or move them to a provider whose doctor passes (docs/s3.md, \"Probe your provider first\")".into()
+        }
+        CheckId::S3IfMatchDelete if status == CheckStatus::Fail => {
+            "set DDBLOCK_S3_RELEASE=overwrite for every process that takes these locks (releases then use a conditional PutObject, which s3_if_match_put checks), and run doctor again with it".into()
+        }
+        CheckId::S3IfMatchDelete => {
+            "keep DDBLOCK_S3_RELEASE=overwrite for every process that takes these locks".into()
+        }
+        CheckId::S3Versioning if status == CheckStatus::Unknown => {
+            "check the bucket's versioning in the provider's console; ddblock does not need it".into()
+        }
+        CheckId::S3Versioning => {
+            "ddblock does not need versioning: use a bucket without it, or add a lifecycle rule expiring noncurrent versions and delete markers under the prefix; run doctor again after any versioning change".into()
+        }
+        CheckId::S3Cleanup => match &r.s3 {
+            Some(p) => format!("delete the object `{}` (and its versions) by hand", p.scratch_key),
+            None => "delete the scratch object by hand".into(),
         },
     })
 }
@@ -93,7 +111,7 @@ pub async fn doctor(store: &Store, g: &Global, a: &DoctorArgs) -> ddblock::Resul
                     "id": k.id.as_str(),
                     "status": k.status.as_str(),
                     "detail": k.detail,
-                    "fix": fix(k.id, k.status, r.ttl.as_ref(), r.clock, exp),
+                    "fix": fix(k.id, k.status, &r, exp),
                 })
             })
             .collect();
@@ -110,7 +128,7 @@ pub async fn doctor(store: &Store, g: &Global, a: &DoctorArgs) -> ddblock::Resul
                 "skipped": n.skipped,
             })
         });
-        print_json(&json!({
+        let mut out = json!({
             "table": c.table(),
             "endpoint": endpoint,
             "healthy": r.healthy(),
@@ -121,18 +139,40 @@ pub async fn doctor(store: &Store, g: &Global, a: &DoctorArgs) -> ddblock::Resul
             "counts": counts,
             "default_ttl_locks": r.default_ttl_examples.iter().map(item_json).collect::<Vec<_>>(),
             "clock": clock_json(r.clock, r.clock_allowed),
-        }));
+        });
+        // Only with the s3 lock backend: the bucket probed (its results are the `s3_*` checks).
+        if let Some(p) = &r.s3 {
+            out["s3"] = json!({
+                "bucket": p.bucket,
+                "scratch_key": p.scratch_key,
+                "cleaned_up": p.cleaned_up,
+            });
+        }
+        print_json(&out);
     } else {
         println!("table `{}` at {endpoint}", c.table());
+        if let Some(p) = &r.s3 {
+            println!(
+                "bucket `{}` (probed with the scratch object `{}`)",
+                p.bucket, p.scratch_key
+            );
+        }
+        let w = r
+            .checks
+            .iter()
+            .map(|k| k.id.as_str().len())
+            .max()
+            .unwrap_or(0)
+            .max(17);
         for k in &r.checks {
             println!(
-                "  {:<7} {:<17} {}",
+                "  {:<7} {:<w$} {}",
                 k.status.as_str(),
                 k.id.as_str(),
                 k.detail
             );
-            if let Some(f) = fix(k.id, k.status, r.ttl.as_ref(), r.clock, exp) {
-                println!("  {:<7} {:<17} fix: {f}", "", "");
+            if let Some(f) = fix(k.id, k.status, &r, exp) {
+                println!("  {:<7} {:<w$} fix: {f}", "", "");
             }
         }
         for i in &r.default_ttl_examples {

@@ -1,13 +1,17 @@
 //! `--backend s3 --bucket NAME` (and DDBLOCK_BACKEND / DDBLOCK_S3_BUCKET): the lock commands on
-//! moto's S3, with no DynamoDB table at all. dynalite has no S3: these run on moto only.
+//! moto's S3, with no DynamoDB table at all, and `doctor`'s probe of the bucket (through the fault
+//! proxy too, acting as a store that ignores `If-Match` on DeleteObject). dynalite has no S3:
+//! these run on moto only.
 
 mod common;
 
 use std::fs;
 
 use common::{block_on, scratch, unique, Ctx, Server};
+use ddblock_test_support::faulty::{s3_ignoring, Ignored};
 use ddblock_test_support::{new_bucket, s3_client_for};
 use serde_json::Value;
+use tokio::runtime::Runtime;
 
 /// moto, a table name that does not exist (the lock commands never touch it) and a fresh bucket.
 fn s3_ctx() -> (Ctx, String) {
@@ -231,4 +235,134 @@ fn concurrent_runs_never_overlap() {
         (procs * rounds).to_string(),
         "every increment under the lock survived"
     );
+}
+
+const S3_CHECKS: [&str; 6] = [
+    "s3_create_if_absent",
+    "s3_etag_changes",
+    "s3_if_match_put",
+    "s3_if_match_delete",
+    "s3_versioning",
+    "s3_cleanup",
+];
+
+fn strs(a: &[String]) -> Vec<&str> {
+    a.iter().map(String::as_str).collect()
+}
+
+/// The check `id` of a `doctor --json` report.
+fn check<'a>(report: &'a Value, id: &str) -> &'a Value {
+    report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == id)
+        .unwrap_or_else(|| panic!("no {id} check: {report}"))
+}
+
+/// `ddblock --backend s3 --bucket B --endpoint URL doctor` passes on moto, each probe result
+/// reported, and fails (exit 1, the check and what to do) through a proxy that drops `If-Match`
+/// from DELETE requests, the way Hetzner's store ignores it.
+#[test]
+fn doctor_probes_the_bucket() {
+    let (ctx, bucket) = s3_ctx();
+    let doctor = |endpoint: &str| {
+        [
+            "--backend",
+            "s3",
+            "--bucket",
+            bucket.as_str(),
+            "--endpoint",
+            endpoint,
+            "doctor",
+            "--no-scan",
+        ]
+        .map(str::to_owned)
+    };
+
+    let moto = doctor(&ctx.endpoint);
+    let (code, v) = ctx.json(&strs(&moto));
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["healthy"], true);
+    let ids: Vec<&str> = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids[ids.len() - 6..], S3_CHECKS, "{v}");
+    for id in S3_CHECKS {
+        let c = check(&v, id);
+        assert_eq!(
+            (c["status"].as_str(), &c["fix"]),
+            (Some("ok"), &Value::Null),
+            "{c}"
+        );
+    }
+    // No table: a warning, which says the locks do not need it.
+    let table = check(&v, "table");
+    assert_eq!(table["status"], "warn", "{table}");
+    assert!(table["fix"]
+        .as_str()
+        .unwrap()
+        .contains("nothing to do for locks"));
+    assert_eq!(v["s3"]["bucket"], bucket.as_str());
+    assert_eq!(v["s3"]["cleaned_up"], true);
+    let scratch_key = v["s3"]["scratch_key"].as_str().unwrap();
+    assert!(scratch_key.starts_with("app_ddblock-doctor-probe-"), "{v}");
+    assert!(object(&ctx, &bucket, scratch_key).is_none(), "removed");
+    let (code, out, _) = ctx.text(&strs(&moto));
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains(&format!(
+        "bucket `{bucket}` (probed with the scratch object"
+    )));
+    assert!(
+        out.contains("  ok      s3_if_match_delete  DeleteObject with `If-Match` refused"),
+        "{out}"
+    );
+    assert!(out.contains("no failures"), "{out}");
+
+    let rt = Runtime::new().unwrap();
+    let proxy = rt.block_on(s3_ignoring(&ctx.endpoint, &[Ignored::IfMatchOnDelete]));
+    let through = doctor(&proxy.endpoint);
+    let (code, v) = ctx.json(&strs(&through));
+    assert_eq!(code, 1, "a failed check fails doctor: {v}");
+    assert_eq!(v["healthy"], false);
+    let c = check(&v, "s3_if_match_delete");
+    assert_eq!(c["status"], "fail", "{c}");
+    assert!(
+        c["detail"]
+            .as_str()
+            .unwrap()
+            .contains("was accepted and deleted the object"),
+        "{c}"
+    );
+    assert!(
+        c["fix"]
+            .as_str()
+            .unwrap()
+            .contains("DDBLOCK_S3_RELEASE=overwrite"),
+        "{c}"
+    );
+    let (code, out, _) = ctx.text(&strs(&through));
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains(
+            "  fail    s3_if_match_delete  a DeleteObject whose `If-Match` named the replaced ETag"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("FAILED"), "{out}");
+    // Releasing by overwrite, the store never sends a conditional delete: a warning.
+    let out = ctx
+        .cmd()
+        .env("DDBLOCK_S3_RELEASE", "overwrite")
+        .arg("--json")
+        .args(strs(&through))
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{v}");
+    assert_eq!(check(&v, "s3_if_match_delete")["status"], "warn");
+    assert!(proxy.stats().count("DELETE", ddblock_fault_proxy::STRIPPED) >= 2);
 }

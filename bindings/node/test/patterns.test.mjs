@@ -1,6 +1,6 @@
-// The once-only guard and compare-and-set from Node, on moto and dynalite: one winner, run (done
-// on success, given back on failure), lost claims, versions, Laravel writes in between, update()
-// under contention and giving up, bad input.
+// The once-only guard and compare-and-set from Node, on moto, dynalite and DynamoDB Local: one
+// winner, run (done on success, given back on failure), lost claims, versions, Laravel writes in
+// between, update() under contention and giving up, bad input.
 import { test, describe, before } from 'node:test'
 import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'

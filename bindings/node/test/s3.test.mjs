@@ -61,6 +61,24 @@ describe('locks in an S3 bucket (moto)', () => {
     }
   })
 
+  test('doctor probes the bucket: every s3_* check reaches Node', async () => {
+    // The probe's rules and its failures through a proxy are the core's (core/tests/s3_probe.rs).
+    const report = await store.doctor({ scan: false })
+    assert.equal(report.healthy, true, JSON.stringify(report))
+    const ids = report.checks.map((c) => c.id)
+    const s3 = ['s3_create_if_absent', 's3_etag_changes', 's3_if_match_put', 's3_if_match_delete', 's3_versioning', 's3_cleanup']
+    assert.deepEqual(ids.slice(-6), s3)
+    for (const c of report.checks.filter((c) => s3.includes(c.id))) assert.equal(c.status, 'ok', JSON.stringify(c))
+    assert.equal(report.checks.find((c) => c.id === 'table').status, 'warn', 'no table: the locks do not need one')
+    assert.equal(report.s3.bucket, bucket)
+    assert.equal(report.s3.cleanedUp, true)
+    assert.match(report.s3.scratchKey, /^app_ddblock-doctor-probe-/)
+    const listing = await (await fetch(`${endpoint}/${bucket}?list-type=2`)).text()
+    assert.ok(!listing.includes(report.s3.scratchKey), 'the scratch object is removed')
+    const table = await new Store({ table: unique('no_table_'), endpoint, backend: 'dynamodb' }).doctor({ scan: false })
+    assert.equal(table.s3, undefined, 'locks in the table: no probe')
+  })
+
   test('configuration errors', async () => {
     assert.throws(() => new Store({ endpoint, backend: 's3' }), (e) => e.code === 'CONFIG' && /needs a bucket/.test(e.message))
     assert.throws(() => new Store({ endpoint, backend: 's4' }), (e) => e.code === 'CONFIG' && /unknown lock backend/.test(e.message))

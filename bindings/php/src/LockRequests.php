@@ -107,8 +107,9 @@ final class LockRequests
             if ($e->getAwsErrorCode() !== 'ConditionalCheckFailedException') {
                 throw $e;
             }
-            // DynamoDB and moto return the item that failed the condition (`Item`, in wire
-            // format); dynalite ignores ALL_OLD. Then one consistent read says who holds it.
+            // DynamoDB, moto and DynamoDB Local return the item that failed the condition
+            // (`Item`, in wire format); dynalite ignores ALL_OLD. Then one consistent read says
+            // who holds it.
             $item = $e->get('Item');
         }
         if (! is_array($item) || $item === []) {
@@ -199,8 +200,8 @@ final class LockRequests
                 'ConditionExpression' => '#value = :owner',
                 'ExpressionAttributeNames' => ['#value' => $this->item->valueAttribute()],
                 'ExpressionAttributeValues' => [':owner' => $this->item->stored($owner)],
-                // The holder comes back with a failure (on DynamoDB and moto); the answer to
-                // Laravel's release() is false either way, so it is not read further here.
+                // The holder comes back with a failure (DynamoDB, moto, DynamoDB Local); the
+                // answer to Laravel's release() is false either way, so it is not read further.
                 'ReturnValuesOnConditionCheckFailure' => 'ALL_OLD',
             ]);
 

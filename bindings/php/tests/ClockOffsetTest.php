@@ -13,8 +13,9 @@ use GuzzleHttp\Psr7\Response;
 /**
  * The clock offset measured from DynamoDB's Date header (ClockOffset): one sample's interval,
  * intersections, the verdict against the allowance `(margin + 1) / 2`, the wording, a measurement
- * with a simulated server clock, and a real one against moto and dynalite (which run on this
- * host's clock). ArtisanCommandsTest runs the doctor's clock check end to end, under faketime too.
+ * with a simulated server clock, and a real one against moto, dynalite and DynamoDB Local (which
+ * run on this host's clock). ArtisanCommandsTest runs the doctor's clock check end to end, under
+ * faketime too.
  */
 final class ClockOffsetTest extends TestCase
 {
@@ -170,7 +171,7 @@ final class ClockOffsetTest extends TestCase
     }
 
     /**
-     * DynamoDB's Date header from moto and dynalite, which run on this host's clock: the offset
+     * DynamoDB's Date header from the local servers, which run on this host's clock: the offset
      * is within the narrowest allowance, through the SDK's real answers and errors alike.
      *
      * @dataProvider servers

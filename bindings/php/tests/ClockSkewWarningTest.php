@@ -8,8 +8,8 @@ use Ddblock\Laravel\ClockSkewWarning;
 
 /**
  * The SDK middleware that warns when an answer to a request carrying this host's clock (`:now`)
- * proves the clock beyond the margin's allowance: on moto and dynalite, with a local clock
- * shifted by the middleware's clock seam (the servers run on this host's real clock).
+ * proves the clock beyond the margin's allowance: on moto, dynalite and DynamoDB Local, with a
+ * local clock shifted by the middleware's clock seam (the servers run on this host's real clock).
  */
 final class ClockSkewWarningTest extends TestCase
 {

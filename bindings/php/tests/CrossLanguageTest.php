@@ -9,9 +9,9 @@ use Ddblock\Laravel\DynamoDbStore;
 use Ddblock\Laravel\Tests\Support\Peer;
 
 /**
- * One lock, two languages, both ways, in every layout the loaded Laravel writes, on moto and
- * dynalite: a lock the PHP driver takes is seen, restored and released by the Rust core (the
- * `ddblock` CLI and `ddblock-peer`), Python and Node (their peers of
+ * One lock, two languages, both ways, in every layout the loaded Laravel writes, on moto, dynalite
+ * and DynamoDB Local: a lock the PHP driver takes is seen, restored and released by the Rust core
+ * (the `ddblock` CLI and `ddblock-peer`), Python and Node (their peers of
  * compat-tests/support/peers/PROTOCOL.md); a lock they take is seen, restored and released by the
  * driver. String owners and numeric owners (stored as N, which stock Laravel cannot release).
  */

@@ -212,9 +212,9 @@ final class FaultProxyTest extends TestCase
     /**
      * The proxy forwards an UpdateItem and drops its answer; the driver sends it again, and the
      * resend's condition fails on the item the first send wrote. The driver recognises its own
-     * write (its attempt id, from ALL_OLD, or one consistent read on dynalite) and holds the
-     * lock, with the fence the first send wrote; stock Laravel's add(), resent by the SDK,
-     * answers false, and its own lock then blocks everyone until it expires.
+     * write (its attempt id, from ALL_OLD, or one consistent read where the server ignores ALL_OLD:
+     * dynalite) and holds the lock, with the fence the first send wrote; stock Laravel's add(),
+     * resent by the SDK, answers false, and its own lock then blocks everyone until it expires.
      *
      * @dataProvider servers
      */
@@ -235,6 +235,13 @@ final class FaultProxyTest extends TestCase
             ['dropped' => 1, 'forwarded_error:ConditionalCheckFailedException' => 1],
             self::sorted($driverStats['UpdateItem'] ?? []),
             'an answer was dropped; the resend found the write'
+        );
+        // The resend's failed condition names the holder where the server returns ALL_OLD (moto,
+        // DynamoDB Local): no read; dynalite ignores ALL_OLD, so there one consistent read follows.
+        $this->assertSame(
+            self::returnsAllOld($server) ? [] : ['forwarded_ok' => 1],
+            $driverStats['GetItem'] ?? [],
+            'the fallback read only where the server ignores ALL_OLD'
         );
         $this->assertSame(
             ['N' => (string) $driver->fence()],

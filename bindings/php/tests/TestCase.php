@@ -17,11 +17,16 @@ use RuntimeException;
 
 /**
  * Servers, tables, clients and stores for the driver's tests. Every behaviour test talks to a
- * real server (moto, dynalite) over HTTP through the real AWS SDK for PHP.
+ * real server (moto, dynalite, DynamoDB Local) over HTTP through the real AWS SDK for PHP.
  */
 abstract class TestCase extends BaseTestCase
 {
-    public const SERVERS = ['moto' => 'DDBLOCK_TEST_MOTO', 'dynalite' => 'DDBLOCK_TEST_DYNALITE'];
+    /** Every server (compat-tests/servers/servers.sh), by name: the variable holding its endpoint. */
+    public const SERVERS = [
+        'moto' => 'DDBLOCK_TEST_MOTO',
+        'dynalite' => 'DDBLOCK_TEST_DYNALITE',
+        'ddblocal' => 'DDBLOCK_TEST_DDBLOCAL',
+    ];
 
     /** @var array<int, array{0: DynamoDbClient, 1: string}> tables made by this class */
     private static array $tables = [];
@@ -99,10 +104,59 @@ abstract class TestCase extends BaseTestCase
         return $rows;
     }
 
-    /** @return array<string, array{0: string}> */
+    /** @return array<string, array{0: string}> every server, for data providers */
     public static function servers(): array
     {
-        return ['moto' => ['moto'], 'dynalite' => ['dynalite']];
+        $rows = [];
+        foreach (array_keys(self::SERVERS) as $server) {
+            $rows[$server] = [$server];
+        }
+
+        return $rows;
+    }
+
+    /*
+     * How the servers differ, asked by property rather than by name, as the Rust test crate's
+     * `Server` does (compat-tests/support/rust/src/lib.rs). Each property names every server: a
+     * new one fails with an UnhandledMatchError until its behaviour is written down here.
+     */
+
+    /**
+     * Whether a failed condition returns the item when asked (`ReturnValuesOnConditionCheckFailure
+     * = ALL_OLD`) as real DynamoDB does: moto and DynamoDB Local do; dynalite ignores the parameter.
+     */
+    public static function returnsAllOld(string $server): bool
+    {
+        return match ($server) {
+            'moto', 'ddblocal' => true,
+            'dynalite' => false,
+        };
+    }
+
+    /**
+     * Whether the server has the TTL API (`UpdateTimeToLive`, `DescribeTimeToLive`): moto and
+     * DynamoDB Local do; dynalite has neither.
+     */
+    public static function hasTtlApi(string $server): bool
+    {
+        return match ($server) {
+            'moto', 'ddblocal' => true,
+            'dynalite' => false,
+        };
+    }
+
+    /**
+     * The message of the ResourceNotFoundException a request on the missing table `$table` gets,
+     * as a regular expression (delimiter `/`): DynamoDB's `Requested resource not found`, which
+     * moto extends on some requests with `: Table: NAME not found`, on moto and dynalite;
+     * DynamoDB Local has its own, `Cannot do operations on a non-existent table`.
+     */
+    public static function missingTableMessage(string $server, string $table): string
+    {
+        return match ($server) {
+            'moto', 'dynalite' => 'Requested resource not found(: Table: ' . preg_quote($table, '/') . ' not found)?',
+            'ddblocal' => 'Cannot do operations on a non-existent table',
+        };
     }
 
     /** A client of the real SDK for `$server` (a name of SERVERS, or an URL), optionally recording. */

@@ -385,6 +385,18 @@ impl<'py> IntoPyObject<'py> for Doctor {
             None => py.None().into_bound(py),
         };
         d.set_item("counts", counts)?;
+        // With the s3 lock backend: the bucket probed (its results are the `s3_*` checks).
+        let s3 = match &r.s3 {
+            Some(p) => {
+                let sd = PyDict::new(py);
+                sd.set_item("bucket", &p.bucket)?;
+                sd.set_item("scratch_key", &p.scratch_key)?;
+                sd.set_item("cleaned_up", p.cleaned_up)?;
+                sd.into_any()
+            }
+            None => py.None().into_bound(py),
+        };
+        d.set_item("s3", s3)?;
         Ok(d.into_any())
     }
 }

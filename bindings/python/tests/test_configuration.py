@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import ddblock
-from conftest import Raw
+from conftest import Raw, Server
 
 
 def test_laravel_variables_fill_what_is_not_given(
@@ -80,7 +80,7 @@ def test_lock_timeout_reads_as_time_and_duration(store: ddblock.Store) -> None:
     assert holder.owner not in msg
 
 
-def test_create_table_and_doctor(endpoint: str) -> None:
+def test_create_table_and_doctor(server: Server, endpoint: str) -> None:
     store = ddblock.Store(f"fresh_{os.getpid()}_{os.urandom(3).hex()}", endpoint_url=endpoint)
     with pytest.raises(ddblock.TableNotFound, match=r"store\.create_table\(\)"):
         store.get("k")
@@ -90,6 +90,15 @@ def test_create_table_and_doctor(endpoint: str) -> None:
     doctor = store.doctor()
     assert doctor["healthy"], doctor
     assert [c["id"] for c in doctor["checks"]][:2] == ["table", "key_schema"]
+    # TTL on `expires_at` where the server has the TTL API; dynalite has none: the state is
+    # unknown and the doctor warns (garbage stays, nothing breaks).
+    ttl = next(c for c in doctor["checks"] if c["id"] == "ttl")
+    if server.has_ttl_api:
+        assert report["ttl"] == {"state": "enabled", "attribute": "expires_at"}, report
+        assert ttl["status"] == "ok", ttl
+    else:
+        assert report["ttl"]["state"] == "unknown", report
+        assert ttl["status"] == "warn", ttl
     # The clock check (last): this host against the server's Date headers; the same clock here, so
     # ok (or warn, when slow answers leave the interval wider than the allowance), never fail.
     clock = doctor["clock"]

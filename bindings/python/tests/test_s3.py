@@ -98,3 +98,41 @@ def test_configuration_errors(moto: str, monkeypatch: pytest.MonkeyPatch) -> Non
     store = ddblock.Store(endpoint_url=moto, backend="s3", bucket="no-such-bucket-py")
     with pytest.raises(ddblock.ConfigError, match="does not exist"):
         store.lock("x", ttl=5).acquire(blocking=False)
+
+
+S3_CHECKS = [
+    "s3_create_if_absent",
+    "s3_etag_changes",
+    "s3_if_match_put",
+    "s3_if_match_delete",
+    "s3_versioning",
+    "s3_cleanup",
+]
+
+
+def test_doctor_probes_the_bucket(moto: str, bucket: str) -> None:
+    # The probe's rules and its failures through a proxy are the core's (core/tests/s3_probe.rs):
+    # here, that every result reaches Python.
+    store = ddblock.Store(
+        "no-such-table", endpoint_url=moto, prefix="app_", backend="s3", bucket=bucket
+    )
+    report = store.doctor(scan=False)
+    assert report["healthy"], report
+    checks = {c["id"]: c for c in report["checks"]}
+    assert [c["id"] for c in report["checks"]][-6:] == S3_CHECKS
+    for id in S3_CHECKS:
+        assert checks[id]["status"] == "ok", checks[id]
+        assert checks[id]["detail"]
+    assert checks["table"]["status"] == "warn", "no table: the locks do not need one"
+    s3 = report["s3"]
+    assert s3["bucket"] == bucket and s3["cleaned_up"] is True
+    assert s3["scratch_key"].startswith("app_ddblock-doctor-probe-")
+    assert "Contents" not in s3_client(moto).list_objects_v2(Bucket=bucket), "removed"
+
+    async def main() -> dict[str, Any]:
+        return await store.aio.doctor(scan=False)
+
+    checks_async = [c["id"] for c in asyncio.run(main())["checks"]]
+    assert checks_async[-6:] == S3_CHECKS
+    # Locks in the table: no probe.
+    assert ddblock.Store("no-such-table", endpoint_url=moto).doctor(scan=False)["s3"] is None

@@ -66,7 +66,9 @@ impl ServerKind {
                     .arg(dir.join("DynamoDBLocal.jar"))
                     .args(["-sharedDb", "-disableTelemetry", "-dbPath"])
                     .arg(data)
-                    .args(["-port", &port.to_string()]);
+                    .args(["-port", &port.to_string()])
+                    // It writes dynamodb-local-metadata.json into its working folder.
+                    .current_dir(data);
                 c
             }
         };

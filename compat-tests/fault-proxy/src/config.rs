@@ -78,6 +78,11 @@ pub struct FaultConfig {
     /// Record every forwarded write and its answer (`GET /__proxy/journal`), forwarding writes to
     /// one item one at a time so the journal has them in commit order.
     pub journal: bool,
+    /// Request headers dropped before forwarding, per HTTP method (`{"DELETE": ["if-match"]}`;
+    /// both compared without case): the server then sees a request without that condition, as
+    /// if it ignored it, the way some S3-compatible stores ignore `If-Match` on DeleteObject.
+    /// Everything else is forwarded as the client sent it.
+    pub strip_headers: BTreeMap<String, Vec<String>>,
 }
 
 impl Default for FaultConfig {
@@ -105,6 +110,7 @@ impl Default for FaultConfig {
             key_attribute: "key".to_string(),
             sequence: BTreeMap::new(),
             journal: false,
+            strip_headers: BTreeMap::new(),
         }
     }
 }
@@ -146,7 +152,33 @@ impl FaultConfig {
         if self.key_attribute.is_empty() {
             return Err(Error::Config("key_attribute must not be empty".into()));
         }
+        for (method, names) in &self.strip_headers {
+            if method.is_empty() || names.iter().any(String::is_empty) {
+                return Err(Error::Config(format!(
+                    "strip_headers: a method and its header names must not be empty (got \
+                     {method:?}: {names:?})"
+                )));
+            }
+        }
         Ok(())
+    }
+
+    /// Adds `header` to the request headers dropped from `method` requests
+    /// ([`FaultConfig::strip_headers`]).
+    pub fn stripping(mut self, method: &str, header: &str) -> Self {
+        self.strip_headers
+            .entry(method.to_ascii_uppercase())
+            .or_default()
+            .push(header.to_ascii_lowercase());
+        self
+    }
+
+    /// The request headers dropped from `method` requests.
+    pub(crate) fn stripped_from(&self, method: &str) -> &[String] {
+        self.strip_headers
+            .iter()
+            .find(|(m, _)| m.eq_ignore_ascii_case(method))
+            .map_or(&[], |(_, names)| names.as_slice())
     }
 
     /// Whether eventually consistent reads can be stale under this config.
@@ -191,6 +223,8 @@ options:
   --latency-jitter-ms N        extra uniform latency in [0, N] ms (default 0)
   --key-attribute NAME         PutItem key attribute if the key schema is unknown (default key)
   --journal                    record every forwarded write and its answer (GET /__proxy/journal)
+  --strip-header METHOD:NAME   drop request header NAME from METHOD requests (repeatable), e.g.
+                               DELETE:If-Match: a server that ignores that condition
   --config-json JSON           a whole ProxyConfig as JSON (flags after it override it)
   -h, --help                   this text
 ";
@@ -266,6 +300,12 @@ where
             "--latency-jitter-ms" => faults.latency_jitter_ms = parse_num(f, &value)?,
             "--key-attribute" => faults.key_attribute = value,
             "--journal" => faults.journal = parse_num(f, &value)?,
+            "--strip-header" => {
+                let (method, name) = value.split_once(':').ok_or_else(|| {
+                    Error::Config(format!("{flag}: expected METHOD:NAME, got {value:?}"))
+                })?;
+                faults = faults.stripping(method.trim(), name.trim());
+            }
             "--config-json" => {
                 let c: ProxyConfig = serde_json::from_str(&value)
                     .map_err(|e| Error::Config(format!("--config-json: {e}")))?;
@@ -326,6 +366,9 @@ mod tests {
             "2",
             "--key-attribute",
             "pk",
+            "--strip-header",
+            "delete:If-Match",
+            "--strip-header=PUT:if-none-match",
         ])
         .unwrap();
         let Command::Run(c) = cmd else {
@@ -343,6 +386,9 @@ mod tests {
         assert_eq!(f.error_500_ops, vec!["UpdateItem"]);
         assert_eq!((f.latency_ms, f.latency_jitter_ms), (5, 2));
         assert_eq!(f.key_attribute, "pk");
+        assert_eq!(f.stripped_from("DELETE"), ["if-match"]);
+        assert_eq!(f.stripped_from("put"), ["if-none-match"]);
+        assert!(f.stripped_from("GET").is_empty());
     }
 
     #[test]
@@ -352,6 +398,8 @@ mod tests {
         assert!(parse_args(["--upstream", "http://x", "--stale-min-ms", "5"]).is_err());
         assert!(parse_args(["--upstream", "http://x", "--bogus", "1"]).is_err());
         assert!(parse_args(["--upstream"]).is_err());
+        assert!(parse_args(["--upstream", "http://x", "--strip-header", "if-match"]).is_err());
+        assert!(parse_args(["--upstream", "http://x", "--strip-header", "DELETE:"]).is_err());
         assert_eq!(parse_args(["--help"]).unwrap(), Command::Help);
     }
 

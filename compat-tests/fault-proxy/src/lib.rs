@@ -9,7 +9,9 @@
 //!   closed without an answer (the ambiguous-write case);
 //! - **throttling** (400 ProvisionedThroughputExceededException) and **500
 //!   InternalServerError**, answered without forwarding;
-//! - **latency**, fixed plus jitter.
+//! - **latency**, fixed plus jitter;
+//! - **ignored conditions**: request headers dropped per HTTP method (`strip_headers`, e.g.
+//!   `If-Match` from S3 DeleteObject requests), as if the server ignored them.
 //!
 //! All random choices come from one seeded RNG, so a sequential request sequence
 //! gets the same faults every run. Requests are counted by operation and outcome.
@@ -66,7 +68,7 @@ pub use config::{parse_args, Command, FaultConfig, ProxyConfig, USAGE};
 pub use error::{Error, Result};
 pub use stats::{
     Stats, DELAYED, DROPPED, DROPPED_REQUEST, ERROR_500, FORWARDED_ERROR_PREFIX, FORWARDED_OK,
-    RESET, STALE_SERVED, THROTTLED, UPSTREAM_UNREACHABLE,
+    RESET, STALE_SERVED, STRIPPED, THROTTLED, UPSTREAM_UNREACHABLE,
 };
 
 use shared::Shared;

@@ -23,11 +23,13 @@ pub(crate) async fn handle(sh: &Shared, req: Request) -> Reply {
     if is_control(&req.path) {
         return Reply::Send(control(sh, &req));
     }
+    // A request without a DynamoDB target (S3's REST requests) is counted by its method.
     let op = req
         .header("x-amz-target")
         .map(|t| t.strip_prefix(TARGET_PREFIX).unwrap_or(t).to_string())
-        .unwrap_or_else(|| "(none)".to_string());
+        .unwrap_or_else(|| req.method.clone());
     let cfg = sh.config();
+    let req = strip_headers(sh, &cfg, &op, req);
     let body: Option<Item> = match serde_json::from_slice(&req.body) {
         Ok(Value::Object(m)) => Some(m),
         _ => None,
@@ -96,6 +98,18 @@ pub(crate) async fn handle(sh: &Shared, req: Request) -> Reply {
             Reply::Send(resp.into_response())
         }
     }
+}
+
+/// The request without the headers `cfg.strip_headers` drops from its method, counted.
+fn strip_headers(sh: &Shared, cfg: &FaultConfig, op: &str, mut req: Request) -> Request {
+    let names = cfg.stripped_from(&req.method);
+    let before = req.headers.len();
+    req.headers
+        .retain(|(n, _)| !names.iter().any(|s| s.eq_ignore_ascii_case(n)));
+    if req.headers.len() < before {
+        sh.counters.add(op, stats::STRIPPED);
+    }
+    req
 }
 
 /// A client request on its way upstream.

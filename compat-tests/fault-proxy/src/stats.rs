@@ -23,6 +23,9 @@ pub const DELAYED: &str = "delayed";
 pub const THROTTLED: &str = "throttled";
 /// Outcome: answered 500 InternalServerError without forwarding.
 pub const ERROR_500: &str = "error500";
+/// Outcome: request headers were dropped before forwarding (`strip_headers`); counted besides the
+/// answer's outcome.
+pub const STRIPPED: &str = "stripped";
 /// Outcome: the upstream could not be reached (answered 502).
 pub const UPSTREAM_UNREACHABLE: &str = "upstream_unreachable";
 

@@ -4,6 +4,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use super::layout_check::LayoutTally;
+use super::s3_probe::{self, S3ProbeReport};
 #[cfg(doc)]
 use super::scan::Scope;
 use super::scan::{ItemKind, ScanItem, ScanOptions, ScanProgress};
@@ -92,11 +93,26 @@ pub enum CheckId {
     Layout,
     /// This host's clock offset to DynamoDB's, against the clock-skew margin.
     Clock,
+    /// S3 lock backend: `If-None-Match: *` on PutObject creates an absent object and is refused
+    /// over an existing one.
+    S3CreateIfAbsent,
+    /// S3 lock backend: overwriting an object with other bytes changes its ETag.
+    S3EtagChanges,
+    /// S3 lock backend: `If-Match` on PutObject takes the current ETag and refuses a replaced one.
+    S3IfMatchPut,
+    /// S3 lock backend: `If-Match` on DeleteObject refuses a replaced ETag and deletes on the
+    /// current one.
+    S3IfMatchDelete,
+    /// S3 lock backend: the bucket's versioning state.
+    S3Versioning,
+    /// S3 lock backend: the probe's scratch object was removed.
+    S3Cleanup,
 }
 
 impl CheckId {
     /// `table`, `key_schema`, `ttl`, `expired_items`, `default_ttl_locks`, `invalid_items`,
-    /// `layout`, `clock`.
+    /// `layout`, `clock`; with the s3 lock backend also `s3_create_if_absent`, `s3_etag_changes`,
+    /// `s3_if_match_put`, `s3_if_match_delete`, `s3_versioning`, `s3_cleanup`.
     pub fn as_str(self) -> &'static str {
         match self {
             CheckId::Table => "table",
@@ -107,6 +123,12 @@ impl CheckId {
             CheckId::InvalidItems => "invalid_items",
             CheckId::Layout => "layout",
             CheckId::Clock => "clock",
+            CheckId::S3CreateIfAbsent => "s3_create_if_absent",
+            CheckId::S3EtagChanges => "s3_etag_changes",
+            CheckId::S3IfMatchPut => "s3_if_match_put",
+            CheckId::S3IfMatchDelete => "s3_if_match_delete",
+            CheckId::S3Versioning => "s3_versioning",
+            CheckId::S3Cleanup => "s3_cleanup",
         }
     }
 }
@@ -118,7 +140,8 @@ pub enum CheckStatus {
     Ok,
     /// Works, but worth fixing.
     Warn,
-    /// Broken: ddblock (and Laravel) cannot work with this table.
+    /// Broken: ddblock (and Laravel) cannot work with this table; for an `s3_*` check, the s3
+    /// lock backend cannot be trusted with this bucket.
     Fail,
     /// The server could not tell.
     Unknown,
@@ -194,6 +217,8 @@ pub struct DoctorReport {
     pub clock: Option<ClockReading>,
     /// The offset allowed for the configured clock-skew margin ([`allowed_offset`]), seconds.
     pub clock_allowed: f64,
+    /// The bucket probe, with the s3 lock backend (`None` with locks in the table).
+    pub s3: Option<S3ProbeReport>,
 }
 
 impl DoctorReport {
@@ -230,7 +255,30 @@ impl Store {
     ///
     /// A missing table is a failed check, not an error; a request that fails for another reason
     /// (network, permissions on DescribeTable) is an error.
+    ///
+    /// With the s3 lock backend, the bucket is probed too (the `s3_*` checks, after the table's):
+    /// on a scratch object of its own, whether `If-None-Match: *` refuses an existing object, the
+    /// ETag changes on overwrite, `If-Match` with a replaced ETag is refused on PutObject and on
+    /// DeleteObject, and the versioning state; a result that would break the lock fails. The
+    /// scratch object (and each version of it) is removed afterwards, whatever happened before.
+    /// There a missing table is a warning: the locks do not need it, only cache entries,
+    /// once-only guards and compare-and-set do.
     pub async fn doctor(
+        &self,
+        opts: &DoctorOptions,
+        progress: impl Fn(&ScanProgress) + Send + Sync,
+    ) -> Result<DoctorReport> {
+        let mut report = self.table_doctor(opts, progress).await?;
+        if let Some(bucket) = self.bucket() {
+            let (checks, probed) = s3_probe::probe(bucket).await;
+            report.checks.extend(checks);
+            report.s3 = Some(probed);
+        }
+        Ok(report)
+    }
+
+    /// The table's checks of [`Store::doctor`].
+    async fn table_doctor(
         &self,
         opts: &DoctorOptions,
         progress: impl Fn(&ScanProgress) + Send + Sync,
@@ -247,6 +295,7 @@ impl Store {
             now,
             clock: None,
             clock_allowed: allowed_offset(c.clock_skew_margin()),
+            s3: None,
         };
         let clock_check = if opts.clock_answers == 0 {
             Check {
@@ -270,10 +319,23 @@ impl Store {
         let table = match self.table().describe().await {
             Ok(t) => t,
             Err(Error::TableNotFound { endpoint, .. }) => {
+                // With the s3 backend the locks live in the bucket: the table serves only cache
+                // entries, once-only guards and compare-and-set, which a lock-only user never calls.
+                let (status, locks) = match self.bucket() {
+                    Some(b) => (
+                        CheckStatus::Warn,
+                        format!(
+                            " (locks live in bucket `{}`; the table is needed only for cache \
+                             entries, once-only guards and compare-and-set)",
+                            b.name()
+                        ),
+                    ),
+                    None => (CheckStatus::Fail, String::new()),
+                };
                 report.checks.push(Check {
                     id: CheckId::Table,
-                    status: CheckStatus::Fail,
-                    detail: format!("table `{}` does not exist at {endpoint}", c.table()),
+                    status,
+                    detail: format!("table `{}` does not exist at {endpoint}{locks}", c.table()),
                 });
                 let why = "the table does not exist";
                 for id in [

@@ -12,6 +12,7 @@ use crate::store::Store;
 
 mod doctor;
 mod layout_check;
+mod s3_probe;
 mod scan;
 mod sweep;
 mod table;
@@ -21,6 +22,7 @@ pub use doctor::{
     Check, CheckId, CheckStatus, DoctorOptions, DoctorReport, ItemCounts, DEFAULT_CLOCK_ANSWERS,
     DEFAULT_LONG_LOCK_SECS, DEFAULT_TTL_SKEW_SECS,
 };
+pub use s3_probe::{S3ProbeReport, PROBE_KEY_PREFIX};
 pub use scan::{
     looks_like_generated_owner, ItemKind, ScanItem, ScanOptions, ScanProgress, ScanReport, Scope,
     DEFAULT_SEGMENTS, MAX_SEGMENTS,

@@ -7,6 +7,7 @@
 mod client;
 mod error;
 mod object;
+mod probe;
 mod request;
 
 use std::sync::Arc;
@@ -15,6 +16,7 @@ use crate::config::{LockBackendKind, StoreConfig};
 
 pub(crate) use object::LockObject;
 pub(crate) use object::Owner;
+pub(crate) use probe::{Answer, Condition, Versioning};
 pub(crate) use request::{Delete, Put, Stored};
 
 /// One bucket at one endpoint: the configuration and the S3 client. Cheap to clone.

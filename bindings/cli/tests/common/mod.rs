@@ -59,7 +59,9 @@ impl Ctx {
         Self::with_table(server, &unique("cli"), true)
     }
 
-    /// `create`: run `ddblock create-table` first.
+    /// `create`: run `ddblock create-table --no-ttl` first. TTL off: DynamoDB Local's TTL deletes
+    /// expired items by itself, at times of its choosing, and tests that put expired items expect
+    /// them to stay (as on DynamoDB, where TTL takes days). The TTL tests create their own tables.
     pub fn with_table(server: Server, table: &str, create: bool) -> Ctx {
         let ctx = Ctx {
             server,
@@ -67,7 +69,10 @@ impl Ctx {
             table: table.to_owned(),
         };
         if create {
-            ctx.cmd().args(["create-table"]).assert().success();
+            ctx.cmd()
+                .args(["create-table", "--no-ttl"])
+                .assert()
+                .success();
         }
         ctx
     }

@@ -9,7 +9,7 @@ use Illuminate\Support\Str;
  * Ported from laravel/framework tests/Integration/Cache/DynamoDbStoreTest.php (commit e9a2ffab46f8,
  * the 11.x-13.x form): the test bodies and assertions as upstream has them. Scaffolding replaced:
  * Testbench and #[RequiresEnv('DYNAMODB_CACHE_TABLE')] (the `dynamodb` store and its table come
- * from LaravelTestCase, on moto and dynalite, stock and driver).
+ * from LaravelTestCase, on moto, dynalite and DynamoDB Local, stock and driver).
  */
 final class DynamoDbStoreTest extends LaravelTestCase
 {

@@ -24,7 +24,7 @@ use RuntimeException;
  * is not installed): every test method runs once per flavor and server, each time in a fresh
  * Laravel application (tests/Support/TestApp: Debian's Laravel 8.83 Application, with upstream
  * 13's cache lock classes on DDBLOCK_LARAVEL=13) whose default cache store `dynamodb` is a fresh
- * key prefix in a table on a real server (moto, dynalite), built
+ * key prefix in a table on a real server (moto, dynalite, DynamoDB Local), built
  *
  *   - `stock`: by the installed Laravel (Illuminate\Cache\DynamoDbStore and its own lock;
  *     `ddblock.takeover_dynamodb` off, so CacheManager::createDynamodbDriver() builds it);
@@ -46,7 +46,7 @@ abstract class LaravelTestCase extends TestCase
     /** 'stock' or 'driver' */
     protected string $flavor = '';
 
-    /** 'moto' or 'dynalite' */
+    /** a name of SERVERS: 'moto', 'dynalite' or 'ddblocal' */
     protected string $server = '';
 
     /** the key prefix of the test's `dynamodb` store, its own */
@@ -56,7 +56,8 @@ abstract class LaravelTestCase extends TestCase
     private static array $tablesOf = [];
 
     /**
-     * The servers a test method runs on (every test runs on both unless its class says otherwise).
+     * The servers a test method runs on (every test runs on every server unless its class says
+     * otherwise).
      *
      * @return list<string>
      */

@@ -100,7 +100,7 @@ final class UniqueLockByOwnerTest extends LaravelTestCase
 
     /**
      * Through the fault proxy serving eventually consistent reads up to 500 ms stale (as DynamoDB
-     * can under load; moto and dynalite never are): dispatch, then release by owner, CYCLES unique
+     * can under load; the local servers never are): dispatch, then release by owner, CYCLES unique
      * jobs. Stock Laravel's release reads the owner first and, missing it, deletes nothing: those
      * jobs stay unique for a day. The driver deletes on the owner condition and leaves none.
      */

@@ -182,7 +182,9 @@ class AsyncStore(StoreBase):
 
     async def doctor(self, *, scan: bool = True) -> dict[str, Any]:
         """Checks the table (exists, key schema, TTL) and, with ``scan``, its items (expired,
-        ttl-0 locks, not Laravel's); ``healthy`` is False when a check failed."""
+        ttl-0 locks, not Laravel's); with ``backend="s3"`` also probes the bucket's conditional
+        requests on a scratch object (the ``s3_*`` checks, ``s3``: the bucket and the object's
+        key); ``healthy`` is False when a check failed."""
         return await self._native.doctor(scan)
 
 

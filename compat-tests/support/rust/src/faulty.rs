@@ -8,6 +8,9 @@
 //! f.set_faults(FaultConfig { drop_response_rate: 1.0, ..FaultConfig::default() });
 //! assert_eq!(f.stats().count("UpdateItem", DROPPED), 1);
 //! ```
+//!
+//! An S3 store that ignores a condition is the same proxy dropping that header:
+//! [`s3_ignoring`]`(&moto, &[Ignored::IfMatchOnDelete])`.
 
 use aws_sdk_dynamodb::Client;
 use ddblock_fault_proxy::{FaultConfig, ProxyConfig, ProxyHandle};
@@ -72,4 +75,44 @@ impl FaultyServer {
     pub fn client(&self) -> Client {
         crate::client_for(&self.endpoint)
     }
+
+    /// A plain S3 client through the proxy ([`crate::s3_client_for`] its endpoint).
+    pub fn s3_client(&self) -> aws_sdk_s3::Client {
+        crate::s3_client_for(&self.endpoint)
+    }
+}
+
+/// A conditional request an S3-compatible store may ignore, for [`s3_ignoring`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ignored {
+    /// `If-Match` on DeleteObject (Hetzner Object Storage, litestream PR #1509; MinIO's community
+    /// edition, minio/minio#21677): a delete naming a stale ETag deletes.
+    IfMatchOnDelete,
+    /// `If-Match` on PutObject: a write naming a stale ETag overwrites.
+    IfMatchOnPut,
+    /// `If-None-Match: *` on PutObject (Tencent COS once versioning has been on, lance issue
+    /// #6595): a create over an existing object overwrites it.
+    IfNoneMatchOnPut,
+}
+
+impl Ignored {
+    /// The HTTP method and the request header the proxy drops.
+    pub fn header(self) -> (&'static str, &'static str) {
+        match self {
+            Ignored::IfMatchOnDelete => ("DELETE", "if-match"),
+            Ignored::IfMatchOnPut => ("PUT", "if-match"),
+            Ignored::IfNoneMatchOnPut => ("PUT", "if-none-match"),
+        }
+    }
+}
+
+/// The fault proxy in front of an S3 server (moto's) acting as a store that ignores each of
+/// `ignored`: it drops their headers from the requests (`strip_headers`) and forwards everything
+/// else as sent. Its `PUT` and `DELETE` counters count `stripped` requests.
+pub async fn s3_ignoring(upstream: &str, ignored: &[Ignored]) -> FaultyServer {
+    let faults = ignored.iter().fold(FaultConfig::default(), |f, i| {
+        let (method, header) = i.header();
+        f.stripping(method, header)
+    });
+    faulty(upstream, faults).await
 }
