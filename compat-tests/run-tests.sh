@@ -66,7 +66,7 @@ STEPS=(
     "clippy|lints: cargo clippy --workspace --all-targets -- -D warnings"
     "test|Rust tests (core, real-Laravel interop, fault proxy, stuck locks): cargo test --workspace"
     "php|Laravel harness self-test: compat-tests/laravel/selftest.sh"
-    "python|Python binding: bindings/python/test.sh (maturin develop, ruff, mypy --strict, stubtest, pytest on moto and dynalite)"
+    "python|Python binding: bindings/python/test.sh (maturin develop, ruff, mypy --strict, stubtest, pytest on moto, dynalite and DynamoDB Local)"
     "node|Node binding (napi-rs): bindings/node/test.sh (debug build, native.d.ts drift, tsc, node --test)"
     "php-driver|PHP driver ddblock/laravel: bindings/php/test.sh (php -l, phpcs PSR-12, conformance vectors, PHPUnit on Laravel 8.83 and 13 with the CLI, Python and Node as peers)"
     "docs|every code block of README.md and docs/, run as written: compat-tests/docs/snippets.py; docs/deploy.md's IAM policies enforced by moto: compat-tests/deploy/iam_policies.py"

@@ -483,8 +483,12 @@ async fn scans_of_a_missing_table_and_bad_options_are_errors(server: Server) {
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::TableNotFound);
     let store = env.store(KeyLayout::Laravel12);
+    // 1,000,001 segments: DynamoDB (and DynamoDB Local) refuse TotalSegments over 1,000,000,
+    // moto and dynalite accept it; ddblock refuses it before sending, on every server
+    // (docs/compatibility.md, "Servers").
     for bad in [
         ScanOptions::new().segments(0),
+        ScanOptions::new().segments(1_000_001),
         ScanOptions::new().page_size(Some(0)),
     ] {
         let e = store.scan_items(&bad, |_| {}).await.unwrap_err();

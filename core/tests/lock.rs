@@ -24,6 +24,26 @@ async fn numeric_owner_is_stored_as_n_and_released(server: Server) {
     assert!(env.raw(key).await.is_none());
 }
 
+/// A numeric owner with leading zeros, taken by ddblock's UpdateItem: moto and DynamoDB Local
+/// store the number text as sent (`N 007`: DynamoDB Local normalises a PutItem's numbers, not an
+/// UpdateItem's), dynalite normalises it (`N 7`). The conditions compare numbers, so the lock is
+/// owned and released on every server (docs/compatibility.md, "Servers").
+async fn a_numeric_owner_with_leading_zeros_is_released(server: Server) {
+    let env = Env::new(server).await;
+    let store = env.store(KeyLayout::Laravel8);
+    let lock = store.lock_with_owner("zeros", 10, "007").unwrap();
+    assert!(lock.acquire().await.unwrap().is_acquired());
+    let stored = env.raw(lock.key()).await.unwrap()["value"].clone();
+    let want = match server {
+        Server::Dynalite => n(7),
+        Server::Moto | Server::DdbLocal => n("007"),
+    };
+    assert_eq!(stored, want, "{server}");
+    assert!(lock.is_owned().await.unwrap(), "{server}");
+    assert_eq!(lock.release().await.unwrap(), ReleaseOutcome::Released);
+    assert!(env.raw(lock.key()).await.is_none(), "{server}");
+}
+
 async fn acquire_reports_holder_and_recovers_own_write(server: Server) {
     let env = Env::new(server).await;
     let store = env.store(KeyLayout::Laravel12);
@@ -357,6 +377,7 @@ async fn contending_tasks_never_overlap(server: Server) {
 
 on_servers!(
     numeric_owner_is_stored_as_n_and_released,
+    a_numeric_owner_with_leading_zeros_is_released,
     acquire_reports_holder_and_recovers_own_write,
     release_is_conditional_and_tells_outcomes_apart,
     expired_lock_is_taken_over,

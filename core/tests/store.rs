@@ -307,6 +307,24 @@ async fn empty_batches_send_nothing(server: Server) {
     );
 }
 
+/// An item over DynamoDB's 400 KB (409,600 bytes) is not measured before sending: every server
+/// refuses it (moto already from about 405,000 bytes: docs/compatibility.md, "Servers"), and
+/// ddblock reports the ValidationException as a service error. Nothing is written.
+async fn an_item_over_400_kb_is_the_servers_refusal(server: Server) {
+    let env = Env::new(server).await;
+    let store = env.store(KeyLayout::Laravel12);
+    let err = store
+        .put("big", &str_val(&"x".repeat(409_600)), 60)
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Service, "{server}: {err}");
+    assert!(
+        err.to_string().contains("ValidationException"),
+        "{server}: {err}"
+    );
+    assert!(env.raw("app_big").await.is_none(), "{server}");
+}
+
 async fn custom_attribute_names(server: Server) {
     let env = Env::new(server).await;
     let client = env.client.clone();
@@ -399,6 +417,12 @@ async fn missing_table_is_a_clear_error(server: Server) {
         store.many(&["a"]).await.unwrap_err().kind(),
         ErrorKind::TableNotFound
     );
+    // DescribeTimeToLive too, which moto answers with the code `ResourceNotFound` (dynalite has no
+    // TTL API: it says DISABLED of any table).
+    if server.has_ttl_api() {
+        let err = store.describe_ttl().await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::TableNotFound, "{err}");
+    }
 }
 
 async fn unparseable_values_are_errors_and_stay_stored(server: Server) {
@@ -461,6 +485,7 @@ on_servers!(
     forget_touch_and_flush,
     many_and_put_many_chunk_and_keep_order,
     empty_batches_send_nothing,
+    an_item_over_400_kb_is_the_servers_refusal,
     custom_attribute_names,
     bad_keys_are_refused_before_any_request,
     missing_table_is_a_clear_error,

@@ -77,13 +77,18 @@ where
                 (None, Service::S3 { .. }) => "Unknown".to_owned(),
             };
             match (code.as_str(), service) {
-                ("ResourceNotFoundException", Service::DynamoDb) => Error::TableNotFound {
-                    table: cfg.table().to_owned(),
-                    endpoint,
-                    key_attribute: cfg.key_attribute().to_owned(),
-                    operation,
-                    create_hint: cfg.create_table_hint().to_owned(),
-                },
+                // moto 5.2.5 answers DescribeTimeToLive of a missing table with the code
+                // `ResourceNotFound` (no `Exception`); every other server and operation with
+                // `ResourceNotFoundException` (docs/compatibility.md#servers).
+                ("ResourceNotFoundException" | "ResourceNotFound", Service::DynamoDb) => {
+                    Error::TableNotFound {
+                        table: cfg.table().to_owned(),
+                        endpoint,
+                        key_attribute: cfg.key_attribute().to_owned(),
+                        operation,
+                        create_hint: cfg.create_table_hint().to_owned(),
+                    }
+                }
                 ("NoSuchBucket", Service::S3 { bucket }) => Error::Config(format!(
                     "S3 bucket `{bucket}` does not exist at {endpoint} ({operation}): create it, \
                      or fix the bucket name, endpoint or region"

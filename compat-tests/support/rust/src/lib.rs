@@ -62,8 +62,9 @@ impl Server {
         })
     }
 
-    /// Whether the server stores `N` values normalised (`007` → `7`, `1.0E+25` → digits) as real
-    /// DynamoDB does; moto keeps the text as written.
+    /// Whether the server stores the `N` values a PutItem writes normalised (`007` → `7`,
+    /// `1.0E+25` → digits) as real DynamoDB does; moto keeps the text as written, and DynamoDB
+    /// Local keeps the text an UpdateItem writes (docs/compatibility.md#servers).
     pub fn normalises_numbers(self) -> bool {
         match self {
             Server::Moto => false,
@@ -81,7 +82,7 @@ impl Server {
     }
 
     /// Whether the server has the TTL API (`UpdateTimeToLive`, `DescribeTimeToLive`); dynalite has
-    /// neither.
+    /// no `UpdateTimeToLive`, and its `DescribeTimeToLive` says DISABLED of any table.
     pub fn has_ttl_api(self) -> bool {
         match self {
             Server::Moto | Server::DdbLocal => true,
