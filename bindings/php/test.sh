@@ -43,7 +43,15 @@ if [[ -z ${DDBLOCK_TEST_MOTO:-} || -z ${DDBLOCK_TEST_DYNALITE:-} || -z ${DDBLOCK
     log "DDBLOCK_TEST_MOTO / DDBLOCK_TEST_DYNALITE / DDBLOCK_TEST_DDBLOCAL are not set: the tests will fail."
     log "start the servers with: compat-tests/servers/servers.sh start; source compat-tests/.run/env"
 fi
+junit="$(mktemp)"
+trap 'rm -f "$junit"' EXIT
 for laravel in 8 13; do
     log "phpunit on Laravel $laravel (DDBLOCK_LARAVEL=$laravel)"
-    DDBLOCK_LARAVEL=$laravel phpunit --do-not-cache-result "$@"
+    DDBLOCK_LARAVEL=$laravel phpunit --do-not-cache-result --log-junit "$junit" "$@"
+    # Which servers the tests ran on (their data set names carry the server), from PHPUnit's log.
+    counts=""
+    for server in moto dynalite ddblocal; do
+        counts+=" $server $(grep -c "<testcase name=\"[^\"]*$server" "$junit" || true),"
+    done
+    log "Laravel $laravel: tests per server:${counts%,}"
 done

@@ -327,7 +327,7 @@ async fn doctor_counts_and_flags_ttl0_locks(server: Server) {
     .await;
 
     let r = store.doctor(&DoctorOptions::new(), |_| {}).await.unwrap();
-    assert!(r.healthy());
+    assert!(r.healthy(), "{:?}", r.checks);
     assert_eq!(r.table_status.as_deref(), Some("ACTIVE"));
     assert_eq!(r.check(CheckId::Table).unwrap().status, CheckStatus::Ok);
     assert_eq!(r.check(CheckId::KeySchema).unwrap().status, CheckStatus::Ok);

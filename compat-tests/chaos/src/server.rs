@@ -4,7 +4,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 /// Which server the chaos run starts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,6 +42,10 @@ impl ServerKind {
         log: &Path,
     ) -> Result<Command, String> {
         fs::create_dir_all(data).map_err(|e| format!("{}: {e}", data.display()))?;
+        // Absolute: DynamoDB Local runs in `data` (below) and would read a relative one from there.
+        let data = &data
+            .canonicalize()
+            .map_err(|e| format!("{}: {e}", data.display()))?;
         let log = fs::File::create(log).map_err(|e| format!("{}: {e}", log.display()))?;
         let mut c = match self {
             ServerKind::Dynalite => {
@@ -72,7 +76,9 @@ impl ServerKind {
                 c
             }
         };
-        c.stdout(Stdio::null()).stderr(log);
+        // Both outputs: DynamoDB Local reports a failed start on stdout.
+        let out = log.try_clone().map_err(|e| e.to_string())?;
+        c.stdout(out).stderr(log);
         Ok(c)
     }
 }

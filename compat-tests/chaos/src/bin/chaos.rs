@@ -99,7 +99,14 @@ fn start_server(
         .spawn(name, cmd)
         .map_err(|e| format!("cannot {what} {name} (run compat-tests/setup.sh): {e}"))?;
     if !wait_for_port(port, Duration::from_secs(30)) {
-        return Err(format!("{name} did not answer after its {what}"));
+        let said = fs::read_to_string(log).unwrap_or_default();
+        let tail: Vec<&str> = said.lines().rev().take(10).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        return Err(format!(
+            "{name} did not answer after its {what}; the end of {}:\n{}",
+            log.display(),
+            tail.join("\n")
+        ));
     }
     Ok(())
 }
