@@ -39,17 +39,30 @@ step_docs() {
     compat-tests/.venv/bin/python compat-tests/deploy/iam_policies.py
 }
 step_php-driver() { bash bindings/php/test.sh; }
+# The Python and Node bindings, built (debug) unless a step before built them: the chaos and
+# patterns steps start peers over them, and may run without the python and node steps.
+ensure_bindings() {
+    bindings/python/.venv/bin/python -c 'import ddblock' 2>/dev/null ||
+        DDBLOCK_BUILD_ONLY=1 bindings/python/test.sh
+    node -e "require('./bindings/node')" 2>/dev/null || DDBLOCK_BUILD_ONLY=1 bash bindings/node/test.sh
+}
 step_chaos() {
+    ensure_bindings
     cargo build --quiet -p ddblock-chaos -p ddblock-test-support --bins
-    # On dynalite and on DynamoDB Local, each started by the run itself with its data on disk.
-    local server
+    # On dynalite and on DynamoDB Local, each started by the run itself with its data on disk;
+    # dynalite's run releases by delete (the default), DynamoDB Local's with the keep-fence
+    # release, whose fences never go back across a release (docs/semantics.md, "Release modes").
+    local server mode
     for server in dynalite ddblocal; do
+        mode=delete
+        [[ $server == ddblocal ]] && mode=keep-fence
         "${CARGO_TARGET_DIR:-target}/debug/chaos" --profile short --server "$server" \
-            --out "compat-tests/.run/chaos/$server"
+            --release-mode "$mode" --out "compat-tests/.run/chaos/$server"
     done
 }
 step_bench() { compat-tests/bench/run.sh --smoke --prebuilt; }
 step_patterns() {
+    ensure_bindings
     cargo build --quiet -p ddblock-cli -p ddblock-test-support --bin ddblock --bin ddblock-peer
     # Every peer of the peer protocol answers as compat-tests/support/peers/PROTOCOL.md says.
     bindings/python/.venv/bin/python compat-tests/support/peers/selftest.py python node cli rust php php-ddblock
