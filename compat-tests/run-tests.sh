@@ -49,15 +49,11 @@ ensure_bindings() {
 step_chaos() {
     ensure_bindings
     cargo build --quiet -p ddblock-chaos -p ddblock-test-support --bins
-    # On dynalite and on DynamoDB Local, each started by the run itself with its data on disk;
-    # dynalite's run releases by delete (the default), DynamoDB Local's with the keep-fence
-    # release, whose fences never go back across a release (docs/semantics.md, "Release modes").
-    local server mode
+    # On dynalite and on DynamoDB Local, each started by the run itself with its data on disk.
+    local server
     for server in dynalite ddblocal; do
-        mode=delete
-        [[ $server == ddblocal ]] && mode=keep-fence
         "${CARGO_TARGET_DIR:-target}/debug/chaos" --profile short --server "$server" \
-            --release-mode "$mode" --out "compat-tests/.run/chaos/$server"
+            --out "compat-tests/.run/chaos/$server"
     done
 }
 step_bench() { compat-tests/bench/run.sh --smoke --prebuilt; }
