@@ -40,11 +40,16 @@ step_docs() {
 }
 step_php-driver() { bash bindings/php/test.sh; }
 # The Python and Node bindings, built (debug) unless a step before built them: the chaos and
-# patterns steps start peers over them, and may run without the python and node steps.
+# patterns steps start peers over them, and may run without the python and node steps. Under a
+# lock: those two steps run at once, and two `maturin develop` in one tree trip over each other.
 ensure_bindings() {
-    bindings/python/.venv/bin/python -c 'import ddblock' 2>/dev/null ||
-        DDBLOCK_BUILD_ONLY=1 bindings/python/test.sh
-    node -e "require('./bindings/node')" 2>/dev/null || DDBLOCK_BUILD_ONLY=1 bash bindings/node/test.sh
+    (
+        flock 9
+        bindings/python/.venv/bin/python -c 'import ddblock' 2>/dev/null ||
+            DDBLOCK_BUILD_ONLY=1 bindings/python/test.sh
+        node -e "require('./bindings/node')" 2>/dev/null ||
+            DDBLOCK_BUILD_ONLY=1 bash bindings/node/test.sh
+    ) 9>"$LOG_DIR/.bindings.lock"
 }
 step_chaos() {
     ensure_bindings
