@@ -54,11 +54,15 @@ ensure_bindings() {
 step_chaos() {
     ensure_bindings
     cargo build --quiet -p ddblock-chaos -p ddblock-test-support --bins
-    # On dynalite and on DynamoDB Local, each started by the run itself with its data on disk.
-    local server
+    # On dynalite and on DynamoDB Local, each started by the run itself with its data on disk;
+    # dynalite's run releases by delete (the default), DynamoDB Local's with the keep-fence
+    # release, whose fences never go back across a release (docs/semantics.md, "Release modes").
+    local server mode
     for server in dynalite ddblocal; do
+        mode=delete
+        [[ $server == ddblocal ]] && mode=keep-fence
         "${CARGO_TARGET_DIR:-target}/debug/chaos" --profile short --server "$server" \
-            --out "compat-tests/.run/chaos/$server"
+            --release-mode "$mode" --out "compat-tests/.run/chaos/$server"
     done
 }
 step_bench() { compat-tests/bench/run.sh --smoke --prebuilt; }
@@ -70,6 +74,9 @@ step_patterns() {
     bindings/python/.venv/bin/python compat-tests/patterns/concurrency.py
 }
 step_fuzz() { fuzz/run.sh smoke; }
+# The protocol model (compat-tests/model): every configuration, the states each explored, each
+# property's verdict and the counterexample traces (docs/model.md).
+step_model() { cargo run --quiet -p ddblock-model --bin model; }
 step_package() {
     DDBLOCK_SHELLCHECK=required scripts/actionlint.sh
     ./package.sh --check
@@ -88,6 +95,7 @@ STEPS=(
     "bench|benchmarks, smoke profile: every figure on a tiny load, debug builds, no timing judged (compat-tests/bench/run.sh --smoke)"
     "chaos|chaos run, short profile, on dynalite and on DynamoDB Local: every language on one table through every fault at once, judged from the server's journal (compat-tests/chaos)"
     "package|the release workflow checked (scripts/actionlint.sh), and the packages as users install them: ./package.sh --check (wheel, sdist, npm tarballs, CLI tarball, crates, Composer archive into dist/; each installed with no Rust on PATH and its quickstart run: compat-tests/packages/install-tests.py)"
+    "model|the protocol model (stateright): ddblock's properties hold within their bounds, stock Laravel's stuck lock and each broken assumption found as a counterexample trace; prints the states explored (cargo run -p ddblock-model --bin model)"
     "fuzz|fuzz smoke run: fuzz/run.sh smoke (cargo fuzz: each target ${FUZZ_SMOKE_SECONDS:-5} s from its seeds, generated from the PHP fixtures)"
 )
 
@@ -98,7 +106,7 @@ STEPS=(
 # cargo's lock; it runs last, beside the PHP driver, docs, chaos, patterns and bench steps.
 WAVES=(
     "fmt clippy"
-    "test php python node"
+    "test php python node model"
     "package php-driver docs chaos patterns fuzz bench"
 )
 
@@ -149,7 +157,7 @@ setup_parts=(base servers)
 for name in $(step_names); do
     is_selected "$name" || continue
     case $name in
-        fmt | clippy) ;;
+        fmt | clippy | model) ;;
         fuzz) setup_parts+=(fuzz) ;;
         package) setup_parts+=(php package) ;;
         *) setup_parts+=(php) ;;

@@ -357,6 +357,11 @@ export interface StoreOptions {
   backend?: string
   /** The bucket of the `s3` lock backend. */
   bucket?: string
+  /**
+   * How a lock in the table is released: `delete` (default) or `keep-fence` (expires the item
+   * and keeps its fencing token, so fences never go back across a release).
+   */
+  releaseMode?: string
 }
 
 /** What `createTable` did. */

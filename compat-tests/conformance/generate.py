@@ -33,6 +33,7 @@ from wire import (
     FENCE_BASE,
     HERE,
     LAYOUTS,
+    KEEP_FENCE,
     NOW,
     NUMERIC,
     OTHER,
@@ -145,6 +146,26 @@ def acquire(layout: str) -> dict:
              x.acquire_input(OWNER, 10), x.item(OTHER, NOW + 30, OTHER_ATTEMPT, 7),
              [x.take(OWNER, 10), x.take(OWNER, 10), x.delete_attempt(OWNER)],
              {"outcome_unknown": {"cleanup": "not_found"}}, {"throws": "outcome_unknown", "cleanup": "not_found"},
+             x.item(OTHER, NOW + 30, OTHER_ATTEMPT, 7), faults={"answers_lost": ["UpdateItem"]}),
+        case("keep-fence-unknown-outcome-landed", "With input.release_mode \"keep-fence\": no "
+             "answer ever comes to an UpdateItem (faults.answers_lost; the writes land). The acquire "
+             "is sent again once, then cleaned up with the keep-fence release's UpdateItem conditioned "
+             "on our owner and attempt id, which expires the write and keeps its fence (a DeleteItem "
+             "would drop it, and the next acquirer would restart the fence from its own clock; found "
+             "by compat-tests/model). That answer is lost too, so the call reports the clean-up as "
+             "failed, but the item shows it landed: released, fence 6 kept.", x,
+             {**x.acquire_input(OWNER, 10), "release_mode": KEEP_FENCE}, x.released(5),
+             [x.take(OWNER, 10), x.take(OWNER, 10), x.expire_attempt(OWNER)],
+             {"outcome_unknown": {"cleanup": "failed"}}, {"throws": "outcome_unknown", "cleanup": "failed"},
+             x.released(6), faults={"answers_lost": ["UpdateItem"]}),
+        case("keep-fence-unknown-outcome-not-landed", "With input.release_mode \"keep-fence\": no "
+             "answer to an UpdateItem; the acquire found another owner's lock, so the keep-fence "
+             "clean-up's condition fails and it changes nothing (its answer is lost too: reported "
+             "as failed).", x,
+             {**x.acquire_input(OWNER, 10), "release_mode": KEEP_FENCE},
+             x.item(OTHER, NOW + 30, OTHER_ATTEMPT, 7),
+             [x.take(OWNER, 10), x.take(OWNER, 10), x.expire_attempt(OWNER)],
+             {"outcome_unknown": {"cleanup": "failed"}}, {"throws": "outcome_unknown", "cleanup": "failed"},
              x.item(OTHER, NOW + 30, OTHER_ATTEMPT, 7), faults={"answers_lost": ["UpdateItem"]}),
         case("unknown-outcome-cleanup-failed", "No answer to the UpdateItem, and the clean-up "
              "DeleteItem never reaches the server (faults.requests_lost): the call fails saying the "
@@ -283,11 +304,15 @@ def release(layout: str) -> dict:
     cases.append(case("custom-attributes", "Attribute names from stores.dynamodb.attributes.", c,
                       c.input(OWNER, 10), c.item(OWNER, NOW + 10, ATTEMPT, 5), [c.delete_owned(OWNER)],
                       "released", True, None))
+    cases += release_keep_fence(layout)
     return {
         "summary": "Release the lock: ONE DeleteItem conditioned on #value = :owner, the owner typed "
-        "as stored (N for numeric owners). No read before it.",
+        "as stored (N for numeric owners). No read before it. With input.release_mode "
+        "\"keep-fence\": ONE UpdateItem with the same condition that expires the item (expires_at = "
+        "now - 86400), removes its value and attempt id and keeps ddblock_fence.",
         "answers": [
-            {"answer": "200", "outcome": "released", "meaning": "our lock was deleted"},
+            {"answer": "200", "outcome": "released", "meaning": "our lock was deleted (keep-fence: "
+             "expired, with no owner, its fence kept)"},
             {"answer": "ConditionalCheckFailedException with Item, now < expires_at",
              "outcome": "held_by_other", "meaning": "another owner holds it (named by the Item); "
              "nothing was deleted"},
@@ -306,13 +331,67 @@ def release(layout: str) -> dict:
     }
 
 
+def release_keep_fence(layout: str) -> list:
+    """The release cases with input.release_mode "keep-fence" (DDBLOCK_RELEASE_MODE)."""
+    x = Ctx(layout)
+
+    def inp(owner=OWNER):
+        return x.input(owner, 10, release_mode=KEEP_FENCE)
+
+    def not_held(cid, desc, before, after):
+        return case(cid, desc, x, inp(), before, [x.expire_owned(OWNER), x.get(optional=True)], "not_held",
+                    False, after, without_all_old=[x.expire_owned(OWNER), x.get(optional=True)])
+
+    c = Ctx(layout, attrs=CUSTOM_ATTRS)
+    return [
+        case("keep-fence-ours", "Keep-fence release of our live lock: one conditional UpdateItem expires "
+             "it (a day before now), removes owner and attempt id and keeps the fence, which the next "
+             "acquisition continues.", x, inp(), x.item(OWNER, NOW + 10, ATTEMPT, 5),
+             [x.expire_owned(OWNER)], "released", True, x.released(5)),
+        case("keep-fence-ours-laravel", "Keep-fence release of our lock written by stock Laravel (no "
+             "fence): expired, owner removed; no fence to keep.", x, inp(), x.item(OWNER, NOW + 10),
+             [x.expire_owned(OWNER)], "released", True, x.released(None)),
+        case("keep-fence-ours-expired", "Keep-fence release of our lock, expired but still in the table: "
+             "still ours, released.", x, inp(), x.item(OWNER, NOW - 1, ATTEMPT, 5),
+             [x.expire_owned(OWNER)], "released", True, x.released(5)),
+        case("keep-fence-numeric-owner", "Keep-fence release of a numeric owner (N).", x, inp(NUMERIC),
+             x.item(NUMERIC, NOW + 10, ATTEMPT, 5), [x.expire_owned(NUMERIC)], "released", True,
+             x.released(5)),
+        not_held("keep-fence-after-lost-answer", "The resend of a keep-fence release whose answer was "
+                 "lost (or a second release): the item is already released, without an owner; the "
+                 "condition fails, nothing changes, not held.", x.released(5), x.released(5)),
+        case("keep-fence-held-by-other", "Keep-fence release when another owner holds the lock: "
+             "nothing changes; the answer names the holder.", x, inp(),
+             x.item(OTHER, NOW + 30, OTHER_ATTEMPT, 6), [x.expire_owned(OWNER)],
+             {"held_by_other": holder(OTHER, NOW + 30)}, False, x.item(OTHER, NOW + 30, OTHER_ATTEMPT, 6),
+             without_all_old=[x.expire_owned(OWNER), x.get(optional=True)]),
+        not_held("keep-fence-expired-other", "Keep-fence release finding another owner's expired "
+                 "lock: nothing changes, nobody is named.", x.item(OTHER, NOW - 1, OTHER_ATTEMPT, 6),
+                 x.item(OTHER, NOW - 1, OTHER_ATTEMPT, 6)),
+        not_held("keep-fence-missing", "Keep-fence release with no lock item: the condition fails, no "
+                 "item is created.", None, None),
+        case("keep-fence-custom-attributes", "Keep-fence release with attribute names from "
+             "stores.dynamodb.attributes.", c, c.input(OWNER, 10, release_mode=KEEP_FENCE),
+             c.item(OWNER, NOW + 10, ATTEMPT, 5), [c.expire_owned(OWNER)], "released", True, c.released(5)),
+    ]
+
+
 def force_release(layout: str) -> dict:
     x = Ctx(layout)
+
+    def kept(cid, desc, before, after):
+        return case(cid, desc, x, x.input(OWNER, 10, release_mode=KEEP_FENCE), before, [x.expire_any()],
+                    "expired", None, after)
+
     return {
         "summary": "Delete the lock whoever holds it (Laravel's forceRelease()): one unconditional "
-        "DeleteItem.",
+        "DeleteItem. With input.release_mode \"keep-fence\": one UpdateItem conditioned on "
+        "attribute_exists(#key) that expires the item and keeps its fence, as a keep-fence release.",
         "answers": [
-            {"answer": "200", "outcome": "deleted", "meaning": "there is no lock item now"},
+            {"answer": "200", "outcome": "deleted", "meaning": "there is no lock item now "
+             "(keep-fence: \"expired\", the item is released with its fence kept)"},
+            {"answer": "ConditionalCheckFailedException (keep-fence only)", "outcome": "expired",
+             "meaning": "there was no item; none is created"},
             {"answer": "any other error", "outcome": "error", "meaning": "an exception"},
         ],
         "cases": [
@@ -322,6 +401,11 @@ def force_release(layout: str) -> dict:
                  x.item(OTHER, NOW + 30), [x.delete_any()], "deleted", None, None),
             case("missing", "Nothing to delete is not an error.", x, x.input(OWNER, 10),
                  None, [x.delete_any()], "deleted", None, None),
+            kept("keep-fence-held-by-other", "Keep-fence: another owner's live lock is expired, its "
+                 "fence kept.", x.item(OTHER, NOW + 30, OTHER_ATTEMPT, 6), x.released(6)),
+            kept("keep-fence-held-by-laravel", "Keep-fence: a lock stock Laravel wrote is expired (it "
+                 "has no fence).", x.item(OTHER, NOW + 30), x.released(None)),
+            kept("keep-fence-missing", "Keep-fence: no item, none created, not an error.", None, None),
         ],
     }
 

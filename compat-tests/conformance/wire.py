@@ -17,6 +17,8 @@ NUMERIC = "12345"
 ATTEMPT = "Qm3vT8kZr2LxW9aB"  # this acquire call's attempt id (16 characters of [A-Za-z0-9])
 OTHER_ATTEMPT = "h7GpX2nRc5YtK0sE"  # another acquire call's (another handle, process or language)
 FENCE_BASE = NOW * 1_000_000 + 250_000  # the client's clock in microseconds, 0.25 s past NOW
+RELEASED_AT = NOW - 86400  # the expires_at a keep-fence release writes: the release time minus a day
+KEEP_FENCE = "keep-fence"  # input.release_mode of the keep-fence cases (absent: "delete", the default)
 MARGIN = 0  # the clock-skew margin, seconds: the default of every implementation (Laravel's own rule)
 SKEW_MARGIN = 2  # a margin set on purpose (clock_skew_margin), for the cases that show what it does
 TABLE = "cache"
@@ -84,6 +86,15 @@ class Ctx:
             item[FENCE] = {"N": str(fence)}
         return item
 
+    def released(self, fence: int | None) -> dict:
+        """A lock item after a keep-fence release: the key, expires_at a day before the release,
+        and the fence it had (no value, no attempt id)."""
+        a = self.attrs
+        item = {a["key"]: {"S": self.key}, a["expiration"]: {"N": str(RELEASED_AT)}}
+        if fence is not None:
+            item[FENCE] = {"N": str(fence)}
+        return item
+
     def ours(self, owner: str, ttl: int, fence: int) -> dict:
         """The item this case's acquire writes."""
         return self.item(owner, NOW + effective_ttl(ttl), ATTEMPT, fence)
@@ -145,6 +156,20 @@ class Ctx:
             ExpressionAttributeValues={":owner": stored(owner), ":attempt": {"S": ATTEMPT}},
         )
 
+    def expire_attempt(self, owner: str) -> dict:
+        """The keep-fence clean-up: the keep-fence release's update under the clean-up's condition."""
+        return self.request(
+            "UpdateItem",
+            UpdateExpression="SET #expires_at = :expires_at REMOVE #value, #attempt",
+            ConditionExpression="#value = :owner AND #attempt = :attempt",
+            ExpressionAttributeNames=self.names("#value", "#expires_at", "#attempt"),
+            ExpressionAttributeValues={
+                ":owner": stored(owner),
+                ":attempt": {"S": ATTEMPT},
+                ":expires_at": {"N": str(RELEASED_AT)},
+            },
+        )
+
     def delete_owned(self, owner: str) -> dict:
         return self.request(
             "DeleteItem",
@@ -152,6 +177,27 @@ class Ctx:
             ExpressionAttributeNames=self.names("#value"),
             ExpressionAttributeValues={":owner": stored(owner)},
             ReturnValuesOnConditionCheckFailure="ALL_OLD",
+        )
+
+    def expire_owned(self, owner: str) -> dict:
+        """The keep-fence release: expire the item and drop owner and attempt id, keeping the fence."""
+        return self.request(
+            "UpdateItem",
+            UpdateExpression="SET #expires_at = :expires_at REMOVE #value, #attempt",
+            ConditionExpression="#value = :owner",
+            ExpressionAttributeNames=self.names("#value", "#expires_at", "#attempt"),
+            ExpressionAttributeValues={":owner": stored(owner), ":expires_at": {"N": str(RELEASED_AT)}},
+            ReturnValuesOnConditionCheckFailure="ALL_OLD",
+        )
+
+    def expire_any(self) -> dict:
+        """The keep-fence forceRelease(): the same update whoever holds the lock, only if there is an item."""
+        return self.request(
+            "UpdateItem",
+            UpdateExpression="SET #expires_at = :expires_at REMOVE #value, #attempt",
+            ConditionExpression="attribute_exists(#key)",
+            ExpressionAttributeNames=self.names("#key", "#value", "#expires_at", "#attempt"),
+            ExpressionAttributeValues={":expires_at": {"N": str(RELEASED_AT)}},
         )
 
     def delete_any(self) -> dict:

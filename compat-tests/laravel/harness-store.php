@@ -64,6 +64,12 @@ function make_store(DynamoDbClient $client): DynamoDbStore
     if ($store instanceof Ddblock\Laravel\DynamoDbStore && $margin !== false && $margin !== '') {
         $store->setClockSkewMargin($margin); // stock Laravel has no margin: its rule is expires_at < now
     }
+    // The driver's release mode, from the variable the app's config/ddblock.php reads (as the
+    // Rust, Python and Node peers read theirs): delete (the default) or keep-fence.
+    $releaseMode = getenv('DDBLOCK_RELEASE_MODE');
+    if ($store instanceof Ddblock\Laravel\DynamoDbStore && $releaseMode !== false && $releaseMode !== '') {
+        $store->setReleaseMode($releaseMode); // stock Laravel has one release: read, then delete
+    }
 
     return $store;
 }

@@ -17,7 +17,8 @@
  * reproducing 11.x's and 12.x's key changes and 12.63+'s refresh() (laravel-layouts.php). With
  * DDB_DRIVER=ddblock: Ddblock\Laravel\DynamoDbStore over 8.83 (laravel8), the same with 11.x's
  * setPrefix() (laravel11), and over upstream Laravel 13's unmodified lock classes (laravel12;
- * ../shared/php/laravel-13). DDB_MARGIN sets the driver's clock-skew margin; DDB_BACKOFF_MS has
+ * ../shared/php/laravel-13). DDB_MARGIN sets the driver's clock-skew margin, DDBLOCK_RELEASE_MODE
+ * its release mode (delete or keep-fence, as in the app's config/ddblock.php); DDB_BACKOFF_MS has
  * no meaning here (Laravel's block() waits between its tries).
  *
  * Beyond the protocol's common requests, the PHP peer answers:

@@ -37,7 +37,7 @@ pub use admin::{
 };
 pub use cache::{Consistency, ManyEntry};
 pub use cas::{CasOptions, CasOutcome, ConflictRetry, Versioned};
-pub use config::{Backoff, LockBackendKind, StoreConfig, StoreConfigBuilder};
+pub use config::{Backoff, LockBackendKind, ReleaseMode, StoreConfig, StoreConfigBuilder};
 pub use error::{CodecError, Error, ErrorKind, Result};
 pub use format::codec;
 pub use format::codec::{PhpKey, PhpObject, PhpValue};

@@ -22,7 +22,8 @@ use aws_sdk_dynamodb::error::BoxError;
 use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_dynamodb::Client;
 use ddblock::{
-    AcquireOutcome, Clock, Error, ErrorKind, Holder, KeyLayout, ReleaseOutcome, Store, StoreConfig,
+    AcquireOutcome, Clock, Error, ErrorKind, Holder, KeyLayout, ReleaseMode, ReleaseOutcome, Store,
+    StoreConfig,
 };
 use ddblock_fault_proxy::FaultConfig;
 use ddblock_test_support::faulty::{faulty, FaultyServer};
@@ -308,6 +309,12 @@ impl Server {
         if let Some(margin) = input["margin"].as_u64() {
             cfg = cfg.clock_skew_margin(Duration::from_secs(margin));
         }
+        // Absent: "delete", the default.
+        let mode: ReleaseMode = input["release_mode"]
+            .as_str()
+            .map_or(Ok(ReleaseMode::Delete), str::parse)
+            .map_err(|e| e.to_string())?;
+        cfg = cfg.release_mode(mode);
         let cfg = cfg.build().map_err(|e| e.to_string())?;
         let recording = match case.get("faults") {
             Some(faults) => self.faulty_client(faults).await,
@@ -387,7 +394,10 @@ impl Server {
             },
             "force_release" => {
                 lock.force_release().await.map_err(|e| e.to_string())?;
-                json!("deleted")
+                json!(match mode {
+                    ReleaseMode::Delete => "deleted",
+                    ReleaseMode::KeepFence => "expired",
+                })
             }
             "refresh" => {
                 let refreshed = lock

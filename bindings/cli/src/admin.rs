@@ -84,6 +84,7 @@ pub fn item_json(i: &ScanItem) -> Value {
         "expires_at": i.expires_at,
         "expires_in": i.expires_in,
         "expired_but_present": i.expired_but_present,
+        "released_fence_kept": i.released_fence_kept,
     })
 }
 
@@ -118,6 +119,7 @@ pub async fn list(store: &Store, g: &Global, a: &ListArgs) -> ddblock::Result<i3
         .iter()
         .map(|i| {
             let expires = match (i.expires_at, i.expires_in) {
+                _ if i.released_fence_kept => "released, fence kept".into(),
                 (Some(_), Some(r)) if i.expired_but_present => {
                     format!("expired {} (still present)", ddblock::time::relative(r))
                 }

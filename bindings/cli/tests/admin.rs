@@ -9,7 +9,8 @@ use serde_json::json;
 
 const DOCTOR_FIELDS: &str = "table endpoint healthy table_status billing_mode ttl checks counts \
     default_ttl_locks clock";
-const ITEM_FIELDS: &str = "key kind name owner expires_at expires_in expired_but_present";
+const ITEM_FIELDS: &str =
+    "key kind name owner expires_at expires_in expired_but_present released_fence_kept";
 
 fn create_table_is_idempotent(server: Server) {
     let ctx = Ctx::with_table(server, &common::unique("ct"), false);
@@ -92,6 +93,7 @@ fn list_shows_items_and_expired_ones(server: Server) {
         json!({
             "key": "app_orders", "kind": "lock", "name": "orders", "owner": owner,
             "expires_at": items[2]["expires_at"], "expires_in": items[2]["expires_in"], "expired_but_present": false,
+            "released_fence_kept": false,
         })
     );
     let (_, v) = ctx.json(&["list", "--locks"]);
@@ -106,7 +108,8 @@ fn list_shows_items_and_expired_ones(server: Server) {
     assert_eq!(
         v["items"][3],
         json!({"key": "elsewhere", "kind": "other", "name": null, "owner": null,
-        "expires_at": t + 60, "expires_in": v["items"][3]["expires_in"], "expired_but_present": false})
+        "expires_at": t + 60, "expires_in": v["items"][3]["expires_in"], "expired_but_present": false,
+        "released_fence_kept": false})
     );
 
     let (code, out, err) = ctx.text(&["list", "--progress", "always"]);

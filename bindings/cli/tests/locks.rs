@@ -188,8 +188,52 @@ fn refresh_and_fence(server: Server) {
     assert!(out.trim().parse::<u64>().is_ok(), "a fence: {out:?}");
 }
 
+/// `--release-mode keep-fence` (and `DDBLOCK_RELEASE_MODE`): the release expires the item and
+/// keeps its fencing token; `list` shows it; the next acquisition continues the fence.
+fn keep_fence_release(server: Server) {
+    let ctx = Ctx::new(server);
+    let kf = ["--json", "--release-mode", "keep-fence"];
+    let (code, a) = ctx.json(&["acquire", "kf", "--ttl", "30"]);
+    assert_eq!(code, 0, "{a}");
+    let owner = a["owner"].as_str().unwrap().to_owned();
+    let fence = a["fence"].as_u64().unwrap();
+    let run = |args: &[&str]| {
+        let out = ctx.cmd().args(kf).args(args).output().unwrap();
+        common::json_of(&out, "ddblock --release-mode keep-fence")
+    };
+    let (code, r) = run(&["release", "kf", "--owner", &owner]);
+    assert_eq!((code, r["outcome"].clone()), (0, json!("released")), "{r}");
+    let (code, r) = run(&["release", "kf", "--owner", &owner]);
+    assert_eq!((code, r["outcome"].clone()), (1, json!("not_held")), "{r}");
+    assert!(ctx.raw_exists("app_kf"), "the item stays");
+    assert_eq!(ctx.status("kf")["held"], json!(false));
+    let (_, list) = ctx.json(&["list", "--locks"]);
+    let item = &list["items"][0];
+    assert_eq!(
+        pick(item, &["kind", "owner", "released_fence_kept"]),
+        json!(["lock", null, true]),
+        "{list}"
+    );
+    let (_, human, _) = ctx.text(&["list"]);
+    assert!(human.contains("released, fence kept"), "{human}");
+    // The environment's setting, as Laravel's variables are read.
+    let out = ctx
+        .cmd()
+        .env("DDBLOCK_RELEASE_MODE", "keep-fence")
+        .args(["--json", "acquire", "kf", "--ttl", "30"])
+        .output()
+        .unwrap();
+    let (code, b) = common::json_of(&out, "acquire");
+    assert_eq!((code, b["fence"].as_u64()), (0, Some(fence + 1)), "{b}");
+    let (code, _) = run(&["force-release", "kf"]);
+    assert_eq!(code, 0);
+    let (code, c) = ctx.json(&["acquire", "kf", "--ttl", "30"]);
+    assert_eq!((code, c["fence"].as_u64()), (0, Some(fence + 2)), "{c}");
+}
+
 on_servers!(
     sync
+    keep_fence_release,
     acquire_status_release,
     acquire_with_owner_and_wait,
     force_release_and_raw_keys,

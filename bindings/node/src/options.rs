@@ -56,6 +56,9 @@ pub struct StoreOptions {
     pub backend: Option<String>,
     /// The bucket of the `s3` lock backend.
     pub bucket: Option<String>,
+    /// How a lock in the table is released: `delete` (default) or `keep-fence` (expires the item
+    /// and keeps its fencing token, so fences never go back across a release).
+    pub release_mode: Option<String>,
 }
 
 /// The store configuration of `new Store(options)` (CONFIG error when invalid).

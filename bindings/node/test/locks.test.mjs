@@ -122,3 +122,24 @@ for (const { name: server, endpoint } of SERVERS) {
     })
   })
 }
+
+for (const { name: server, endpoint } of SERVERS) {
+  test(`releaseMode 'keep-fence' keeps the fencing token across a release on ${server}`, async () => {
+    const store = await freshStore(endpoint, { prefix: 'app_', releaseMode: 'keep-fence' })
+    const name = unique('kf:')
+    const a = store.lock(name, { ttl: 30 })
+    assert.equal(await a.acquire(), true)
+    const fence = a.fence
+    assert.equal(typeof fence, 'number')
+    assert.equal(await a.release(), true)
+    assert.equal(await a.isLocked(), false)
+    assert.equal(await a.holder(), null)
+    assert.equal(await a.release(), false, 'a second release is not a release')
+    const b = store.lock(name, { ttl: 30 })
+    assert.equal(await b.acquire(), true)
+    assert.equal(b.fence, fence + 1, 'the next acquisition continues the fence')
+    await b.release()
+    assert.throws(() => new (store.constructor)({ endpoint, releaseMode: 'keep' }),
+      (e) => e instanceof DdblockError && e.code === 'CONFIG' && /keep-fence/.test(e.message))
+  })
+}

@@ -35,4 +35,22 @@ return [
 
     'clock_skew_margin' => env('DDBLOCK_CLOCK_SKEW_MARGIN', 0),
 
+    /*
+    |--------------------------------------------------------------------------
+    | Release mode
+    |--------------------------------------------------------------------------
+    |
+    | How a lock is released. "delete" (the default): one DeleteItem
+    | conditioned on the owner; the next acquisition's fencing token starts
+    | again from the acquirer's clock in microseconds. "keep-fence": one
+    | UpdateItem conditioned on the owner that ends the hold (its expiry set
+    | a day in the past, so stock Laravel and every ddblock front read the
+    | lock as free) but keeps the item and its ddblock_fence, so the next
+    | acquisition's token is the kept one + 1 whatever that acquirer's clock
+    | says. Set it alike on every front that takes these locks.
+    |
+    */
+
+    'release_mode' => env('DDBLOCK_RELEASE_MODE', 'delete'),
+
 ];

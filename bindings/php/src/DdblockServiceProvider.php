@@ -11,9 +11,10 @@ use Illuminate\Support\ServiceProvider;
  * Registers the `ddblock` cache driver and, unless `ddblock.takeover_dynamodb` is false (env
  * `DDBLOCK_TAKEOVER_DYNAMODB=false`), builds every `dynamodb` store with it too; every store it
  * builds takes over expired locks with the clock-skew margin `ddblock.clock_skew_margin` (env
- * `DDBLOCK_CLOCK_SKEW_MARGIN`, default 0: Laravel's own rule). Auto-discovered through `extra.laravel.providers` in
- * composer.json. In the console it also registers the Artisan commands `ddblock:status`,
- * `ddblock:release` and `ddblock:doctor`.
+ * `DDBLOCK_CLOCK_SKEW_MARGIN`, default 0: Laravel's own rule) and releases them as
+ * `ddblock.release_mode` says (env `DDBLOCK_RELEASE_MODE`, default `delete`). Auto-discovered
+ * through `extra.laravel.providers` in composer.json. In the console it also registers the
+ * Artisan commands `ddblock:status`, `ddblock:release` and `ddblock:doctor`.
  */
 class DdblockServiceProvider extends ServiceProvider
 {
@@ -30,10 +31,11 @@ class DdblockServiceProvider extends ServiceProvider
         $this->callAfterResolving('cache', function (CacheManager $cache): void {
             $config = $this->app['config'];
             $margin = $config->get('ddblock.clock_skew_margin', DynamoDbStore::DEFAULT_CLOCK_SKEW_MARGIN);
-            $cache->extend('ddblock', self::creator($margin));
+            $releaseMode = $config->get('ddblock.release_mode', DynamoDbStore::DEFAULT_RELEASE_MODE);
+            $cache->extend('ddblock', self::creator($margin, $releaseMode));
             if (self::enabled($config->get('ddblock.takeover_dynamodb', true))) {
                 // A custom creator wins over CacheManager's own createDynamodbDriver().
-                $cache->extend('dynamodb', self::creator($margin));
+                $cache->extend('dynamodb', self::creator($margin, $releaseMode));
             }
         });
     }
@@ -64,15 +66,17 @@ class DdblockServiceProvider extends ServiceProvider
      * `dynamodb` store means what it means on the installed version), as a ddblock store.
      *
      * @param  mixed  $margin  the clock-skew margin in seconds (`ddblock.clock_skew_margin`)
+     * @param  mixed  $releaseMode  `delete` or `keep-fence` (`ddblock.release_mode`)
      */
-    private static function creator($margin): \Closure
+    private static function creator($margin, $releaseMode): \Closure
     {
-        return function ($app, array $config) use ($margin) {
+        return function ($app, array $config) use ($margin, $releaseMode) {
             // CacheManager::extend() binds this closure to the manager: $this is the
             // CacheManager, whose protected createDynamodbDriver() builds Laravel's store.
             /** @var \Illuminate\Cache\CacheManager $this */
             $store = DynamoDbStore::fromLaravelStore($this->createDynamodbDriver($config)->getStore());
             $store->setClockSkewMargin($margin);
+            $store->setReleaseMode($releaseMode);
 
             // Laravel 8-10 take only the store; 11+ also the config (events, store name).
             return $this->repository($store, $config);

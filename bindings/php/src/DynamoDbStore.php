@@ -40,6 +40,18 @@ class DynamoDbStore extends LaravelDynamoDbStore
     public const DEFAULT_CLOCK_SKEW_MARGIN = 0;
 
     /**
+     * The release modes (config `ddblock.release_mode`, env `DDBLOCK_RELEASE_MODE`): `delete`
+     * (the default), one owner-conditioned DeleteItem; `keep-fence`, one owner-conditioned
+     * UpdateItem that ends the hold and keeps the item's fencing token for the next acquisition.
+     */
+    public const RELEASE_DELETE = 'delete';
+    public const RELEASE_KEEP_FENCE = 'keep-fence';
+    public const DEFAULT_RELEASE_MODE = self::RELEASE_DELETE;
+
+    /** How far before the release a keep-fence release sets `expires_at`: a day. */
+    public const RELEASED_EXPIRY_BACK_SECONDS = 86400;
+
+    /**
      * ddblock's fencing token on a lock item (N); Laravel neither reads nor writes it.
      */
     public const FENCE_ATTRIBUTE = LockItem::FENCE_ATTRIBUTE;
@@ -55,6 +67,13 @@ class DynamoDbStore extends LaravelDynamoDbStore
      * @var int
      */
     protected $clockSkewMargin = self::DEFAULT_CLOCK_SKEW_MARGIN;
+
+    /**
+     * How locks are released: {@see RELEASE_DELETE} or {@see RELEASE_KEEP_FENCE}.
+     *
+     * @var string
+     */
+    protected $releaseMode = self::DEFAULT_RELEASE_MODE;
 
     /**
      * Test seam ({@see useLockIds()}): where attempt ids and fence bases come from; null: a
@@ -151,6 +170,39 @@ class DynamoDbStore extends LaravelDynamoDbStore
     }
 
     /**
+     * How locks are released (config `ddblock.release_mode`, default `delete`): `delete`, one
+     * owner-conditioned DeleteItem; `keep-fence`, one owner-conditioned UpdateItem that ends the
+     * hold and keeps the item and its fencing token, so the next acquisition's token is the kept
+     * one + 1 rather than a restart from that acquirer's clock.
+     */
+    public function releaseMode(): string
+    {
+        return $this->releaseMode;
+    }
+
+    /**
+     * Sets the release mode: `delete` or `keep-fence` (any case, surrounding blanks ignored, as
+     * the Rust core reads `DDBLOCK_RELEASE_MODE`); null (an unset key) is the default, `delete`.
+     *
+     * @param  string|null  $mode
+     * @return $this
+     */
+    public function setReleaseMode($mode)
+    {
+        $word = $mode === null ? self::DEFAULT_RELEASE_MODE : (is_string($mode) ? strtolower(trim($mode)) : null);
+        if ($word !== self::RELEASE_DELETE && $word !== self::RELEASE_KEEP_FENCE) {
+            throw new InvalidArgumentException(sprintf(
+                'ddblock: the release mode (ddblock.release_mode, DDBLOCK_RELEASE_MODE) must be '
+                . '"delete" (the default) or "keep-fence"; got %s',
+                var_export($mode, true)
+            ));
+        }
+        $this->releaseMode = $word;
+
+        return $this;
+    }
+
+    /**
      * Test seam (the conformance vectors): `$attemptIds()` gives each acquire call's attempt id
      * and `$fenceBases()` the fence base of each write, instead of a fresh random id and the
      * system clock in microseconds. Nulls restore the defaults. Not for production: acquire
@@ -200,7 +252,8 @@ class DynamoDbStore extends LaravelDynamoDbStore
             fn ($seconds): int => (int) $this->toTimestamp($seconds),
             $this->clockSkewMargin,
             $this->attemptIds,
-            $this->fenceBases
+            $this->fenceBases,
+            $this->releaseMode === self::RELEASE_KEEP_FENCE ? fn (): int => $this->releasedExpiry() : null
         );
 
         return $attempt->acquire($name, $owner, $seconds);
@@ -222,7 +275,9 @@ class DynamoDbStore extends LaravelDynamoDbStore
      * Releases lock `$name` if `$owner` holds it: ONE DeleteItem conditioned on `#value = :owner`,
      * the owner typed as `add()` stored it (N when numeric). No read before it, so no stale read
      * can skip it. True only when this call deleted our item; a failed condition (not ours, or
-     * already gone) is false, never an exception.
+     * already gone) is false, never an exception. In keep-fence mode the one request is an
+     * UpdateItem with the same condition that expires the item and keeps its fencing token
+     * ({@see LockRequests::expireIfOwner()}).
      *
      * @internal used by {@see DynamoDbLock::release()}
      *
@@ -231,11 +286,17 @@ class DynamoDbStore extends LaravelDynamoDbStore
      */
     public function releaseLock($name, $owner): bool
     {
+        if ($this->releaseMode === self::RELEASE_KEEP_FENCE) {
+            return $this->lockRequests()->expireIfOwner($name, $owner, $this->releasedExpiry());
+        }
+
         return $this->lockRequests()->deleteIfOwner($name, $owner);
     }
 
     /**
-     * Deletes lock `$name` whoever holds it (Laravel's `forceRelease()`): one DeleteItem.
+     * Deletes lock `$name` whoever holds it (Laravel's `forceRelease()`): one DeleteItem; in
+     * keep-fence mode one UpdateItem that expires it and keeps its fencing token
+     * ({@see LockRequests::expire()}).
      *
      * @internal used by {@see DynamoDbLock::forceRelease()}
      *
@@ -243,7 +304,24 @@ class DynamoDbStore extends LaravelDynamoDbStore
      */
     public function forceReleaseLock($name): void
     {
+        if ($this->releaseMode === self::RELEASE_KEEP_FENCE) {
+            $this->lockRequests()->expire($name, $this->releasedExpiry());
+
+            return;
+        }
         $this->lockRequests()->delete($name);
+    }
+
+    /**
+     * The `expires_at` a keep-fence release writes: now minus a day. Every reader sees the lock
+     * free at once (Laravel's `get()`: `expires_at <= now`; `add()` and every ddblock acquire:
+     * `expires_at < now - margin`), even with a clock up to a day behind this one, and the value
+     * stays inside DynamoDB TTL's window, so TTL still deletes the item eventually. The Rust
+     * core's `released_expiry`.
+     */
+    private function releasedExpiry(): int
+    {
+        return $this->currentTime() - self::RELEASED_EXPIRY_BACK_SECONDS;
     }
 
     /**

@@ -71,6 +71,14 @@ final class LockAttempt
     private $fenceBases;
 
     /**
+     * In keep-fence mode, the expiry a released item gets (the clean-up then keeps the fence as a
+     * release does); null: delete mode.
+     *
+     * @var Closure(): int|null
+     */
+    private ?Closure $keepFence;
+
+    /**
      * @param  Closure(): int  $now
      * @param  Closure(mixed): int  $expiry
      */
@@ -80,7 +88,8 @@ final class LockAttempt
         Closure $expiry,
         int $margin,
         ?callable $attemptIds = null,
-        ?callable $fenceBases = null
+        ?callable $fenceBases = null,
+        ?Closure $keepFence = null
     ) {
         $this->requests = $requests;
         $this->now = $now;
@@ -88,6 +97,7 @@ final class LockAttempt
         $this->margin = $margin;
         $this->attemptIds = $attemptIds;
         $this->fenceBases = $fenceBases;
+        $this->keepFence = $keepFence;
     }
 
     /**
@@ -217,7 +227,12 @@ final class LockAttempt
     private function cleanUp($name, array $stored, string $attempt, int $expiresAt): array
     {
         try {
-            if ($this->requests->deleteAttempt($name, $stored, $attempt)) {
+            // Keep-fence mode expires the write and keeps its fence, as its release does: a deleted
+            // item would let the next acquirer restart the fence from a clock that may be behind.
+            $cleaned = $this->keepFence !== null
+                ? $this->requests->expireAttempt($name, $stored, $attempt, ($this->keepFence)())
+                : $this->requests->deleteAttempt($name, $stored, $attempt);
+            if ($cleaned) {
                 return [
                     OutcomeUnknownException::CLEANUP_DELETED,
                     'the write had landed and was deleted again: the lock is free',

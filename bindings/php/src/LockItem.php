@@ -182,6 +182,18 @@ final class LockItem
     }
 
     /**
+     * Whether an item is a lock released in keep-fence mode: it has no value (no owner). The
+     * keep-fence release is the only write that leaves a lock item without one (ddblock's and
+     * Laravel's writes always have one); its fencing token, when the lock had one, stays.
+     *
+     * @param  array<string, mixed>  $item
+     */
+    public static function isReleased(array $item, string $valueAttribute): bool
+    {
+        return ! isset($item[$valueAttribute]);
+    }
+
+    /**
      * The id of the acquire call that wrote an item, when it carries one.
      *
      * @param  array<string, mixed>  $item

@@ -7,13 +7,15 @@ namespace Ddblock\Laravel;
 use Aws\CommandInterface;
 use Aws\DynamoDb\DynamoDbClient;
 use Aws\DynamoDb\Exception\DynamoDbException;
+use Aws\Middleware;
 
 /**
  * The DynamoDB requests of a lock, each named by what it means: the conditional write that takes
  * it (with the fallback read when the server leaves the holder out of its answer), the clean-up
- * delete of one acquire call's write, the owner-conditioned delete that releases it, the
- * unconditional delete, the refresh update and the consistent read. The Rust core's
- * `core/src/dynamo/request.rs` (and `core/src/lock/dynamo.rs` for the fallback read).
+ * delete of one acquire call's write, the owner-conditioned delete that releases it (or, in
+ * keep-fence mode, the owner-conditioned update that expires it and keeps its fencing token), the
+ * unconditional delete (or expiry), the refresh update and the consistent read. The Rust core's
+ * `core/src/dynamo/request.rs` (and `core/src/lock/dynamo.rs` for the fallback reads).
  *
  * Built by {@see DynamoDbStore} from its settings (client, table, and the {@see LockItem} of its
  * prefix, attribute names and value encoding), which Laravel's store keeps protected. The wire
@@ -25,6 +27,9 @@ use Aws\DynamoDb\Exception\DynamoDbException;
  */
 final class LockRequests
 {
+    /** The update of a keep-fence release: expired, no owner, no attempt id; `ddblock_fence` stays. */
+    private const RELEASE_KEEPING_FENCE = 'SET #expires_at = :expires_at REMOVE #value, #attempt';
+
     /** @var DynamoDbClient */
     private $dynamo;
 
@@ -139,7 +144,15 @@ final class LockRequests
      */
     private function singleTry(string $name, array $args): CommandInterface
     {
-        $command = $this->dynamo->getCommand($name, ['@retries' => 0] + $args);
+        return self::onFreshConnection($this->dynamo->getCommand($name, ['@retries' => 0] + $args));
+    }
+
+    /**
+     * `$command` sent on a fresh connection each time (curl's `CURLOPT_FRESH_CONNECT`), so that
+     * libcurl never resends it by itself ({@see singleTry()}); other Guzzle handlers ignore it.
+     */
+    private static function onFreshConnection(CommandInterface $command): CommandInterface
+    {
         if (defined('CURLOPT_FRESH_CONNECT')) {
             // The client's default request options (its `http` config) are merged in already.
             $http = $command['@http'] ?? [];
@@ -183,6 +196,43 @@ final class LockRequests
     }
 
     /**
+     * The keep-fence clean-up of an acquire whose outcome is unknown: the keep-fence release's
+     * UpdateItem under {@see deleteAttempt()}'s condition, so the fence survives it. True when it
+     * expired that call's write, false when the condition failed. The Rust core's `expire_attempt`.
+     *
+     * @param  string  $name
+     * @param  array<string, string>  $stored
+     */
+    public function expireAttempt($name, array $stored, string $attempt, int $expiresAt): bool
+    {
+        try {
+            $this->dynamo->updateItem([
+                'TableName' => $this->table,
+                'Key' => $this->item->key($name),
+                'UpdateExpression' => self::RELEASE_KEEPING_FENCE,
+                'ConditionExpression' => '#value = :owner AND #attempt = :attempt',
+                'ExpressionAttributeNames' => [
+                    '#value' => $this->item->valueAttribute(),
+                    '#expires_at' => $this->item->expirationAttribute(),
+                    '#attempt' => LockItem::ATTEMPT_ATTRIBUTE,
+                ],
+                'ExpressionAttributeValues' => [
+                    ':owner' => $stored,
+                    ':attempt' => ['S' => $attempt],
+                    ':expires_at' => ['N' => (string) $expiresAt],
+                ],
+            ]);
+
+            return true;
+        } catch (DynamoDbException $e) {
+            if ($e->getAwsErrorCode() === 'ConditionalCheckFailedException') {
+                return false;
+            }
+            throw $e;
+        }
+    }
+
+    /**
      * The release: ONE DeleteItem conditioned on `#value = :owner`, the owner typed as `add()`
      * stored it (N when numeric). No read before it, so no stale read can skip it. True only when
      * this call deleted the item; a failed condition (not ours, or already gone) is false, any
@@ -210,6 +260,99 @@ final class LockRequests
             $this->oldItemOfFailedCondition($e, 'release', $name, $owner);
 
             return false;
+        }
+    }
+
+    /**
+     * The keep-fence release: ONE UpdateItem `SET #expires_at = :expires_at REMOVE #value,
+     * #attempt` conditioned on `#value = :owner` (the owner typed as `add()` stored it), asking
+     * for the old item when the condition fails, as {@see deleteIfOwner()}. The item stays,
+     * without an owner or attempt id, with its `ddblock_fence`, and expired (`$expiresAt`, a day
+     * before the release): Laravel's `get()` and `add()` and every ddblock acquire see the lock
+     * free at once, and the next acquisition's fence is this one + 1. The Rust core's
+     * `expire_if_value`.
+     *
+     * True when this call ended our hold. A failed condition is false (another owner's lock, an
+     * expired one, no item, or a lock released already), except after a resend: when the SDK
+     * sent the update again (its first answer lost) and the failed condition shows a released
+     * item (no owner; from ALL_OLD, or, on a server that ignores ALL_OLD, one consistent read),
+     * the first send landed and this call released the lock: true. The update goes on a fresh
+     * connection so that every send is the SDK's and counted. Any other failure is a
+     * {@see LockException}.
+     *
+     * @param  string  $name
+     * @param  mixed  $owner
+     */
+    public function expireIfOwner($name, $owner, int $expiresAt): bool
+    {
+        $sends = 0;
+        $command = $this->dynamo->getCommand('UpdateItem', [
+            'TableName' => $this->table,
+            'Key' => $this->item->key($name),
+            'UpdateExpression' => self::RELEASE_KEEPING_FENCE,
+            'ConditionExpression' => '#value = :owner',
+            'ExpressionAttributeNames' => [
+                '#value' => $this->item->valueAttribute(),
+                '#expires_at' => $this->item->expirationAttribute(),
+                '#attempt' => LockItem::ATTEMPT_ATTRIBUTE,
+            ],
+            'ExpressionAttributeValues' => [
+                ':owner' => $this->item->stored($owner),
+                ':expires_at' => ['N' => (string) $expiresAt],
+            ],
+            'ReturnValuesOnConditionCheckFailure' => 'ALL_OLD',
+        ]);
+        // Counts the sends of this command, the SDK's retries included (the attempt step runs
+        // once per send, below the retry middleware), on a fresh connection each: libcurl resends
+        // a request by itself, unseen, when a reused connection dies before the answer.
+        $command = self::onFreshConnection($command);
+        $command->getHandlerList()->appendAttempt(Middleware::tap(function () use (&$sends): void {
+            $sends++;
+        }), 'ddblock-sends');
+        try {
+            $this->dynamo->execute($command);
+
+            return true;
+        } catch (DynamoDbException $e) {
+            $old = $this->oldItemOfFailedCondition($e, 'release', $name, $owner);
+        }
+        if ($sends < 2) {
+            return false;
+        }
+        // A resend failed its condition: the first send may have landed. A released item (no
+        // owner) says it did; without ALL_OLD (dynalite), one consistent read says what is there.
+        $old ??= $this->consistentItem($name, 'release', $owner);
+
+        return $old !== null && LockItem::isReleased($old, $this->item->valueAttribute());
+    }
+
+    /**
+     * The keep-fence `forceRelease()`: the update of {@see expireIfOwner()} whoever holds the
+     * lock, conditioned only on `attribute_exists(#key)` so that a missing item is not created;
+     * a missing item is not an error. The Rust core's `expire_any`.
+     *
+     * @param  string  $name
+     */
+    public function expire($name, int $expiresAt): void
+    {
+        try {
+            $this->dynamo->updateItem([
+                'TableName' => $this->table,
+                'Key' => $this->item->key($name),
+                'UpdateExpression' => self::RELEASE_KEEPING_FENCE,
+                'ConditionExpression' => 'attribute_exists(#key)',
+                'ExpressionAttributeNames' => [
+                    '#key' => $this->item->keyAttribute(),
+                    '#value' => $this->item->valueAttribute(),
+                    '#expires_at' => $this->item->expirationAttribute(),
+                    '#attempt' => LockItem::ATTEMPT_ATTRIBUTE,
+                ],
+                'ExpressionAttributeValues' => [':expires_at' => ['N' => (string) $expiresAt]],
+            ]);
+        } catch (DynamoDbException $e) {
+            if ($e->getAwsErrorCode() !== 'ConditionalCheckFailedException') {
+                throw LockException::fromAws($e, 'force-release', $this->table, $this->item->tableKey($name));
+            }
         }
     }
 

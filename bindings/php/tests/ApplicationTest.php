@@ -30,6 +30,7 @@ final class ApplicationTest extends TestCase
     {
         putenv('DDBLOCK_TAKEOVER_DYNAMODB');
         putenv('DDBLOCK_CLOCK_SKEW_MARGIN');
+        putenv('DDBLOCK_RELEASE_MODE');
         parent::tearDown();
     }
 
@@ -113,7 +114,7 @@ final class ApplicationTest extends TestCase
         $properties = static fn (LaravelDynamoDbStore $s): array => (fn () => get_object_vars($this))->call($s);
         $this->assertContains('dynamo', array_keys($properties($laravel)));
         [$theirs, $mine] = [array_keys($properties($laravel)), array_keys($properties($ours))];
-        $own = ['clockSkewMargin', 'attemptIds', 'fenceBases']; // the driver's lock settings
+        $own = ['clockSkewMargin', 'releaseMode', 'attemptIds', 'fenceBases']; // the driver's lock settings
         $this->assertSame($own, array_values(array_diff($mine, $theirs)));
         $this->assertSame($theirs, array_values(array_diff($mine, $own)));
     }
@@ -136,6 +137,55 @@ final class ApplicationTest extends TestCase
         } catch (\InvalidArgumentException $e) {
             $this->assertStringContainsString('DDBLOCK_CLOCK_SKEW_MARGIN', $e->getMessage());
             $this->assertStringContainsString("'soon'", $e->getMessage());
+        }
+    }
+
+    public function testTheReleaseModeComesFromTheConfig(): void
+    {
+        $mode = static fn (): string => Cache::store('dynamodb')->getStore()->releaseMode();
+        TestApp::boot(TestApp::cacheConfig(self::endpoint('moto'), self::tableName()));
+        $this->assertSame('delete', $mode(), 'the default, as every ddblock front');
+        TestApp::boot(
+            TestApp::cacheConfig(self::endpoint('moto'), self::tableName()),
+            ['release_mode' => 'keep-fence']
+        );
+        $this->assertSame('keep-fence', $mode(), 'config/ddblock.php');
+        putenv('DDBLOCK_RELEASE_MODE=Keep-Fence ');
+        TestApp::boot(TestApp::cacheConfig(self::endpoint('moto'), self::tableName(), 'ddblock'));
+        $this->assertSame('keep-fence', $mode(), 'DDBLOCK_RELEASE_MODE (any case, blanks), for the ddblock driver too');
+
+        // The published config file reads the variable, with the default when it is unset.
+        $published = require dirname(__DIR__) . '/config/ddblock.php';
+        $this->assertSame('keep-fence', strtolower(trim($published['release_mode'])));
+        putenv('DDBLOCK_RELEASE_MODE');
+        $published = require dirname(__DIR__) . '/config/ddblock.php';
+        $this->assertSame('delete', $published['release_mode']);
+
+        // A keep-fence release through the app's store keeps the item and its fence.
+        TestApp::boot(
+            TestApp::cacheConfig(self::endpoint('moto'), self::tableName()),
+            ['release_mode' => 'keep-fence']
+        );
+        $lock = Cache::lock('app-keep-fence', 30);
+        $this->assertTrue($lock->get());
+        $fence = $lock->fence();
+        $this->assertTrue($lock->release());
+        $item = self::item(self::client('moto'), self::tableName(), $lock->tableKey());
+        $this->assertSame(['N' => (string) $fence], $item[DynamoDbStore::FENCE_ATTRIBUTE] ?? null);
+        $this->assertArrayNotHasKey('value', $item);
+        $this->assertFalse($lock->isLocked());
+
+        foreach (['drop', '', 'keep_fence'] as $bad) {
+            putenv("DDBLOCK_RELEASE_MODE=$bad");
+            TestApp::boot(TestApp::cacheConfig(self::endpoint('moto'), self::tableName()));
+            try {
+                Cache::store('dynamodb');
+                $this->fail("release mode '$bad' was accepted");
+            } catch (\InvalidArgumentException $e) {
+                $this->assertStringContainsString('DDBLOCK_RELEASE_MODE', $e->getMessage());
+                $this->assertStringContainsString('keep-fence', $e->getMessage());
+                $this->assertStringContainsString(var_export($bad, true), $e->getMessage());
+            }
         }
     }
 

@@ -80,8 +80,14 @@ final class BadInputTest extends TestCase
         $store = self::driverStore(self::layouts()[0], self::client($endpoint, null, $options), $table, '');
         try {
             if ($case['op'] === 'config') {
-                // What DdblockServiceProvider does with `ddblock.clock_skew_margin`.
-                $store->setClockSkewMargin($case['clock_skew_margin']);
+                // What DdblockServiceProvider does with `ddblock.clock_skew_margin` and
+                // `ddblock.release_mode`.
+                if (array_key_exists('clock_skew_margin', $case)) {
+                    $store->setClockSkewMargin($case['clock_skew_margin']);
+                }
+                if (array_key_exists('release_mode', $case)) {
+                    $store->setReleaseMode($case['release_mode']);
+                }
                 $got = ['configured' => true];
             } else {
                 $got = ['acquires' => $store->lock($name, $case['ttl'])->get()];

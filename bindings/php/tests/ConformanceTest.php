@@ -6,6 +6,7 @@ namespace Ddblock\Laravel\Tests;
 
 use Aws\DynamoDb\DynamoDbClient;
 use Ddblock\Laravel\DynamoDbLock;
+use Ddblock\Laravel\DynamoDbStore;
 use Ddblock\Laravel\LockException;
 use Ddblock\Laravel\OutcomeUnknownException;
 use Ddblock\Laravel\Tests\Support\FaultProxy;
@@ -17,8 +18,8 @@ use RuntimeException;
  * The lock conformance vectors (compat-tests/conformance/v2, the wire-format spec published in
  * docs/format.md) run against the driver: for each case the table is set to `before`, the lock
  * operation runs with the case's fixed clock (Carbon's test time, which Laravel's store reads),
- * margin, attempt id and fence base (the store's `useLockIds()` test seam), with the SDK's own
- * retries off, and the requests the real AWS SDK sends (recorded under it, as serialized), the
+ * margin, release mode, attempt id and fence base (the store's `useLockIds()` test seam), with
+ * the SDK's own retries off, and the requests the real AWS SDK sends (recorded under it, as serialized), the
  * answer Laravel's API gives (and the fence) and the item after must be the vector's. A case
  * with `faults` runs through the fault proxy, which drops the answers (`answers_lost`) or the
  * requests (`requests_lost`) of the operations it names, and gives an operation's next requests
@@ -118,6 +119,8 @@ final class ConformanceTest extends TestCase
         // as it is) are off.
         $recording = self::client(self::endpointFor($server, $case['faults'] ?? null), $recorder, ['retries' => 0]);
         $store = self::driverStore($layout, $recording, $table, $input['prefix'], $attributes);
+        // The release mode of the release and force_release cases (absent: delete, the default).
+        $store->setReleaseMode($input['release_mode'] ?? DynamoDbStore::DEFAULT_RELEASE_MODE);
         if (isset($input['attempt'])) {
             $store->setClockSkewMargin($input['margin']);
             $store->useLockIds(static fn (): string => $input['attempt'], static fn (): int => $input['fence_base']);

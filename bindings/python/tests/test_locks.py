@@ -261,3 +261,32 @@ def test_repr_does_not_show_the_owner(store: ddblock.Store) -> None:
     )
     assert repr(ddblock.Holder(None, None)).startswith("Holder(owner=None,")
     assert repr(store).startswith("Store(table=")
+
+
+def test_keep_fence_release_keeps_the_token(
+    endpoint: str, table: str, raw: Raw, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """release_mode="keep-fence" (DDBLOCK_RELEASE_MODE): the release expires the item and keeps
+    its fencing token; the next acquisition continues it."""
+    store = ddblock.Store(
+        table, endpoint_url=endpoint, region="us-east-1", release_mode="keep-fence"
+    )
+    lock = store.lock("kf", ttl=30)
+    assert lock.acquire(blocking=False)
+    fence = lock.fence
+    assert fence is not None
+    assert lock.release() is True
+    item = raw.get("kf")
+    assert item is not None and "value" not in item and "ddblock_attempt" not in item
+    assert item["ddblock_fence"] == {"N": str(fence)}
+    assert int(item["expires_at"]["N"]) <= int(time.time()) - 86399
+    assert not lock.locked() and lock.holder() is None
+    assert lock.release() is False  # a second release is not a release
+    # The same setting from the environment; the next acquisition continues the fence.
+    monkeypatch.setenv("DDBLOCK_RELEASE_MODE", "keep-fence")
+    other = ddblock.Store(table, endpoint_url=endpoint, region="us-east-1").lock("kf", ttl=30)
+    assert other.acquire(blocking=False) and other.fence == fence + 1
+    assert other.release() is True
+    assert raw.get("kf")["ddblock_fence"] == {"N": str(fence + 1)}  # type: ignore[index]
+    with pytest.raises(ddblock.ConfigError, match="keep-fence"):
+        ddblock.Store(table, endpoint_url=endpoint, release_mode="keep")

@@ -90,6 +90,8 @@ pub fn worker_commands(
             .env("DDB_LAYOUT", "laravel12")
             .env("DDB_PREFIX", PREFIX)
             .env("DDB_MARGIN", p.margin_secs.to_string())
+            // Every front's own setting (stock Laravel, the control group, ignores it).
+            .env("DDBLOCK_RELEASE_MODE", p.release_mode)
             .env("DDB_TIMEOUT", "3")
             .env("DDB_RETRIES", "2")
             .env("AWS_ACCESS_KEY_ID", "test")

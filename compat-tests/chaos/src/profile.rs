@@ -31,6 +31,8 @@ pub struct Profile {
     /// The clock-skew margin every ddblock worker uses (at least the largest disagreement
     /// between two workers' clocks: +2 s and -2 s disagree by 4 s).
     pub margin_secs: u64,
+    /// How every ddblock worker releases (`DDBLOCK_RELEASE_MODE`: `delete` or `keep-fence`).
+    pub release_mode: &'static str,
     /// Clock offsets given to some workers with `faketime`: (language, offset), one worker
     /// each. Not Python: under libfaketime CPython's `time.sleep` fails with EINVAL.
     pub skews: Vec<(&'static str, &'static str)>,
@@ -73,6 +75,7 @@ impl Profile {
             work: Duration::from_millis(30),
             wait: Duration::from_secs(20),
             margin_secs: 4,
+            release_mode: "delete",
             skews: vec![("rust", "+2s"), ("node", "-2s"), ("php", "+2s")],
             restart_after: Some(Duration::from_secs(8)),
             restart_downtime: Duration::from_millis(1500),

@@ -367,6 +367,44 @@ async fn expired_lock_taken_over_both_ways(t: &Interop) {
     assert_eq!(t.php.lock_get("from-rust").await, php_str(&php_taker.owner));
 }
 
+/// 8. Stock Laravel reads a lock released with the keep-fence release as free, and takes it.
+///
+/// The item stays, expired, with its fence and no owner: `getCurrentOwner()` reads nothing, and
+/// Laravel's `lock()->get()` (`add()`) takes it, dropping the fence; its release deletes it.
+async fn keep_fence_release_is_free_to_laravel(t: &Interop) {
+    let cfg = ddblock::StoreConfig::builder()
+        .table(&t.table)
+        .prefix(&t.prefix)
+        .layout(t.layout)
+        .release_mode(ddblock::ReleaseMode::KeepFence)
+        .build()
+        .unwrap();
+    let store = ddblock::Store::with_client(t.client.clone(), cfg);
+    let lock = store.lock("kept", 30).unwrap();
+    assert!(lock.acquire().await.unwrap().is_acquired());
+    let fence = lock.fence().expect("a fence");
+    assert_eq!(lock.release().await.unwrap(), ReleaseOutcome::Released);
+    let key = t.lock_key("kept");
+    let item = t.raw_some(&key).await;
+    assert_eq!(item.get("ddblock_fence"), Some(&Av::N(fence.to_string())));
+    assert!(expires_at(&item) < now(), "expired");
+    assert_eq!(
+        t.php.lock_get("kept").await,
+        PhpValue::Null,
+        "Laravel reads it free"
+    );
+    let php = t.php.acquire("kept", 30, None).await;
+    assert!(php.acquired, "Laravel's add() takes the released lock");
+    let item = t.raw_some(&key).await;
+    assert!(
+        !item.contains_key("ddblock_fence"),
+        "Laravel's PutItem drops the fence"
+    );
+    assert_eq!(t.php.lock_get("kept").await, php_str(&php.owner));
+    assert!(t.php.release("kept", &php.owner).await);
+    assert!(t.raw(&key).await.is_none());
+}
+
 // ---- 12: refresh (Laravel 12) --------------------------------------------------------------------
 
 /// Rust's `restore_lock(name, owner).refresh(Some(secs))`.
@@ -427,5 +465,6 @@ interop_tests!(
         ttl_zero_is_one_day_both_ways,
         numeric_owners_both_ways,
         expired_lock_taken_over_both_ways,
+        keep_fence_release_is_free_to_laravel,
     ] + laravel12 [refresh_across_languages]
 );

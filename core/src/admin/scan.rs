@@ -124,6 +124,9 @@ pub struct ScanItem {
     pub expired_but_present: bool,
     /// The expiry attribute is there but not a number.
     pub invalid_expiry: bool,
+    /// A lock released in keep-fence mode (`DDBLOCK_RELEASE_MODE=keep-fence`): expired, without
+    /// an owner, its fencing token kept for the next acquisition; free, not "expired but held".
+    pub released_fence_kept: bool,
 }
 
 impl ScanItem {
@@ -144,6 +147,7 @@ impl fmt::Debug for ScanItem {
             .field("expires_in", &self.expires_in)
             .field("expired_but_present", &self.expired_but_present)
             .field("invalid_expiry", &self.invalid_expiry)
+            .field("released_fence_kept", &self.released_fence_kept)
             .finish()
     }
 }
@@ -352,7 +356,11 @@ impl Store {
         let key = it.key.clone()?;
         let value = it.value.stored().cloned();
         let expires_at = it.expiry.at();
-        let (kind, name) = self.classify(&key, value.as_ref());
+        let (kind, name) = match self.classify(&key, value.as_ref()) {
+            // Only a lock's keep-fence release leaves an item with a fence and no value.
+            (ItemKind::Cache, name) if it.is_released_with_fence() => (ItemKind::Lock, name),
+            other => other,
+        };
         let owner = match kind {
             ItemKind::Lock => item::holder(value.clone(), expires_at).owner,
             _ => None,
@@ -367,6 +375,7 @@ impl Store {
             expires_in: expires_at.map(|e| e.saturating_sub(now)),
             expired_but_present: is_expired(expires_at, now),
             invalid_expiry: matches!(it.expiry, Expiry::Invalid(_)),
+            released_fence_kept: it.is_released_with_fence(),
         })
     }
 }

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{laravel_prefix, Backoff, Clock, KeyLayout, LockBackendKind, StoreConfig};
+use super::{laravel_prefix, Backoff, Clock, KeyLayout, LockBackendKind, ReleaseMode, StoreConfig};
 use crate::error::{Error, Result};
 
 /// Builder for [`StoreConfig`].
@@ -108,6 +108,12 @@ impl StoreConfigBuilder {
     /// DeleteObject (a server that refuses it gets the overwrite anyway).
     pub fn s3_release_by_overwrite(mut self, yes: bool) -> Self {
         self.cfg.s3_release_by_overwrite = yes;
+        self
+    }
+    /// How a lock in the DynamoDB table is released (`DDBLOCK_RELEASE_MODE`): `Delete` (the
+    /// default) or `KeepFence`, which expires the item and keeps its fencing token.
+    pub fn release_mode(mut self, mode: ReleaseMode) -> Self {
+        self.cfg.release_mode = mode;
         self
     }
     /// Default backoff of `block()`.

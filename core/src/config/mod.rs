@@ -104,6 +104,43 @@ pub enum LockBackendKind {
     S3,
 }
 
+/// How a lock in the DynamoDB table is released (`DDBLOCK_RELEASE_MODE`; docs/semantics.md,
+/// "Release modes"). Either way it is ONE request conditioned on `#value = :owner`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReleaseMode {
+    /// A DeleteItem: the item, and its fencing token, are gone (the default).
+    #[default]
+    Delete,
+    /// An UpdateItem that expires the item (`expires_at` a day before the release) and removes
+    /// its value and attempt id, keeping `ddblock_fence`: the next acquisition continues the fence.
+    KeepFence,
+}
+
+impl ReleaseMode {
+    /// The setting's word: `delete` or `keep-fence`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReleaseMode::Delete => "delete",
+            ReleaseMode::KeepFence => "keep-fence",
+        }
+    }
+}
+
+impl std::str::FromStr for ReleaseMode {
+    type Err = Error;
+
+    /// `delete` or `keep-fence` (any case).
+    fn from_str(s: &str) -> Result<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "delete" => Ok(ReleaseMode::Delete),
+            "keep-fence" => Ok(ReleaseMode::KeepFence),
+            _ => Err(Error::Config(format!(
+                "unknown release mode {s:?}: use delete (the default) or keep-fence"
+            ))),
+        }
+    }
+}
+
 impl std::str::FromStr for LockBackendKind {
     type Err = Error;
 
@@ -143,6 +180,7 @@ pub struct StoreConfig {
     pub(crate) lock_backend: LockBackendKind,
     pub(crate) s3_bucket: Option<String>,
     pub(crate) s3_release_by_overwrite: bool,
+    pub(crate) release_mode: ReleaseMode,
 }
 
 impl fmt::Debug for StoreConfig {
@@ -187,6 +225,7 @@ impl StoreConfig {
                 lock_backend: LockBackendKind::DynamoDb,
                 s3_bucket: None,
                 s3_release_by_overwrite: false,
+                release_mode: ReleaseMode::Delete,
             },
         }
     }
@@ -328,6 +367,10 @@ impl StoreConfig {
     /// Whether the s3 backend releases by a conditional overwrite instead of a conditional delete.
     pub fn s3_release_by_overwrite(&self) -> bool {
         self.s3_release_by_overwrite
+    }
+    /// How a lock in the DynamoDB table is released.
+    pub fn release_mode(&self) -> ReleaseMode {
+        self.release_mode
     }
 }
 

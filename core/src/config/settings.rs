@@ -88,6 +88,7 @@ pub enum Key {
     Backend,
     Bucket,
     S3Release,
+    ReleaseMode,
 }
 
 /// One store setting: its key, its name in each front (`None`: that front does not offer it),
@@ -320,6 +321,19 @@ pub const SETTINGS: &[Setting] = &[
         default: "`delete`",
         doc: "how the `s3` backend releases ([s3](s3.md#which-release-is-used-and-when))",
     },
+    Setting {
+        key: Key::ReleaseMode,
+        rust: "release_mode",
+        python: Some("release_mode"),
+        node: Some("releaseMode"),
+        cli: Some("release-mode"),
+        env: Some("DDBLOCK_RELEASE_MODE"),
+        unit: Unit::Choice(&["delete", "keep-fence"]),
+        default: "`delete`",
+        doc:
+            "how a lock in the table is released: deleted, or expired with its fencing token kept \
+              ([semantics](semantics.md#release-modes))",
+    },
 ];
 
 impl Setting {
@@ -380,6 +394,7 @@ impl Setting {
             Key::HeartbeatInterval => b.heartbeat_interval(secs(value)?),
             Key::Backend => b.lock_backend(text(value)?.parse()?),
             Key::Bucket => b.s3_bucket(text(value)?),
+            Key::ReleaseMode => b.release_mode(text(value)?.parse()?),
             Key::S3Release => match text(value)?.trim() {
                 "delete" => b.s3_release_by_overwrite(false),
                 "overwrite" => b.s3_release_by_overwrite(true),

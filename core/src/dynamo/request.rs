@@ -19,6 +19,9 @@ use crate::format::input::Amount;
 use crate::format::item::{ItemView, Take, ATTEMPT_ATTRIBUTE, FENCE_ATTRIBUTE};
 use crate::holder::StoredValue;
 
+/// The update of a keep-fence release: expired, no owner, no attempt id; `ddblock_fence` stays.
+const RELEASE_KEEPING_FENCE: &str = "SET #expires_at = :expires_at REMOVE #value, #attempt";
+
 /// The answer to [`Table::take_lock`].
 #[derive(Debug)]
 pub(crate) enum TakeLock {
@@ -31,10 +34,10 @@ pub(crate) enum TakeLock {
     Exists(Option<ItemView>),
 }
 
-/// The answer to [`Table::delete_if_value`].
+/// The answer to [`Table::delete_if_value`] and [`Table::expire_if_value`].
 #[derive(Debug)]
 pub(crate) enum DeleteIfValue {
-    /// The item was there with that value and is deleted.
+    /// The item was there with that value and is deleted (or, for `expire_if_value`, expired).
     Deleted,
     /// The condition failed. `Some(item)`: another value is stored (from `ALL_OLD`); `None`: no
     /// old item came back, which means "no item" on servers that honour `ALL_OLD`
@@ -205,6 +208,40 @@ impl Table {
         }
     }
 
+    /// The keep-fence clean-up of an acquire whose outcome stayed unknown: the keep-fence
+    /// release's UpdateItem under the clean-up's condition (this owner AND this attempt), so the
+    /// fence survives it as it survives a release. `false`: not ours (nothing written).
+    pub(crate) async fn expire_attempt(
+        &self,
+        k: &str,
+        owner: &StoredValue,
+        attempt: &str,
+        expires_at: i64,
+    ) -> Result<bool> {
+        let c = self.config();
+        let res = self
+            .client()
+            .await?
+            .update_item()
+            .table_name(c.table())
+            .set_key(Some(attr::key(c, k)))
+            .update_expression(RELEASE_KEEPING_FENCE)
+            .condition_expression("#value = :owner AND #attempt = :attempt")
+            .expression_attribute_names("#value", c.value_attribute())
+            .expression_attribute_names("#expires_at", c.expiration_attribute())
+            .expression_attribute_names("#attempt", ATTEMPT_ATTRIBUTE)
+            .expression_attribute_values(":owner", attr::stored(owner))
+            .expression_attribute_values(":attempt", AttributeValue::S(attempt.to_owned()))
+            .expression_attribute_values(":expires_at", attr::num(expires_at))
+            .send()
+            .await;
+        match res {
+            Ok(_) => Ok(true),
+            Err(e) if is_condition_failure(&e) => Ok(false),
+            Err(e) => Err(sdk_error(c, "UpdateItem", e)),
+        }
+    }
+
     /// ddblock's release: ONE DeleteItem conditioned on `#value = :owner` (the owner typed as
     /// stored), asking for the old item when the condition fails. No read first.
     pub(crate) async fn delete_if_value(
@@ -232,14 +269,86 @@ impl Table {
                     DeleteItemError::ConditionalCheckFailedException(e) => e.item,
                     _ => None,
                 };
-                let old: Option<Item> = old.filter(|i| !i.is_empty());
-                if old.is_some() {
-                    self.learn_all_old(true);
-                }
-                Ok(DeleteIfValue::NotDeleted(old.map(|i| attr::view(c, &i))))
+                Ok(DeleteIfValue::NotDeleted(self.old_view(old)))
             }
             Err(e) => Err(sdk_error(c, "DeleteItem", e)),
         }
+    }
+
+    /// ddblock's keep-fence release: ONE UpdateItem `SET #expires_at = :expires_at REMOVE #value,
+    /// #attempt` conditioned on `#value = :owner`, as [`Self::delete_if_value`] (old item on a
+    /// failed condition). The item stays, expired and without an owner, with its
+    /// `ddblock_fence`; `expires_at` is [`crate::format::item::released_expiry`].
+    pub(crate) async fn expire_if_value(
+        &self,
+        k: &str,
+        value: &StoredValue,
+        expires_at: i64,
+    ) -> Result<DeleteIfValue> {
+        let c = self.config();
+        let res = self
+            .client()
+            .await?
+            .update_item()
+            .table_name(c.table())
+            .set_key(Some(attr::key(c, k)))
+            .update_expression(RELEASE_KEEPING_FENCE)
+            .condition_expression("#value = :owner")
+            .expression_attribute_names("#value", c.value_attribute())
+            .expression_attribute_names("#expires_at", c.expiration_attribute())
+            .expression_attribute_names("#attempt", ATTEMPT_ATTRIBUTE)
+            .expression_attribute_values(":owner", attr::stored(value))
+            .expression_attribute_values(":expires_at", attr::num(expires_at))
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .send()
+            .await;
+        match res {
+            Ok(_) => Ok(DeleteIfValue::Deleted),
+            Err(SdkError::ServiceError(se)) if se.err().is_conditional_check_failed_exception() => {
+                let old = match se.into_err() {
+                    UpdateItemError::ConditionalCheckFailedException(e) => e.item,
+                    _ => None,
+                };
+                Ok(DeleteIfValue::NotDeleted(self.old_view(old)))
+            }
+            Err(e) => Err(sdk_error(c, "UpdateItem", e)),
+        }
+    }
+
+    /// The keep-fence `force_release`: the same UpdateItem as [`Self::expire_if_value`] whoever
+    /// holds the lock, conditioned only on `attribute_exists(#key)` (so a missing item is not
+    /// created); a missing item is not an error.
+    pub(crate) async fn expire_any(&self, k: &str, expires_at: i64) -> Result<()> {
+        let c = self.config();
+        let res = self
+            .client()
+            .await?
+            .update_item()
+            .table_name(c.table())
+            .set_key(Some(attr::key(c, k)))
+            .update_expression(RELEASE_KEEPING_FENCE)
+            .condition_expression("attribute_exists(#key)")
+            .expression_attribute_names("#key", c.key_attribute())
+            .expression_attribute_names("#value", c.value_attribute())
+            .expression_attribute_names("#expires_at", c.expiration_attribute())
+            .expression_attribute_names("#attempt", ATTEMPT_ATTRIBUTE)
+            .expression_attribute_values(":expires_at", attr::num(expires_at))
+            .send()
+            .await;
+        match res {
+            Ok(_) => Ok(()),
+            Err(e) if is_condition_failure(&e) => Ok(()),
+            Err(e) => Err(sdk_error(c, "UpdateItem", e)),
+        }
+    }
+
+    /// The old item of a failed release condition (`ALL_OLD`), noting that the server sent one.
+    fn old_view(&self, old: Option<Item>) -> Option<ItemView> {
+        let old = old.filter(|i| !i.is_empty());
+        if old.is_some() {
+            self.learn_all_old(true);
+        }
+        old.map(|i| attr::view(self.config(), &i))
     }
 
     /// One unconditional DeleteItem (Laravel's `forget()` and `forceRelease()`).

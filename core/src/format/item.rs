@@ -19,6 +19,17 @@ pub const FENCE_ATTRIBUTE: &str = "ddblock_fence";
 /// owner. Laravel ignores it.
 pub const ATTEMPT_ATTRIBUTE: &str = "ddblock_attempt";
 
+/// How far before the release a keep-fence release sets `expires_at` ([`released_expiry`]).
+pub const RELEASED_EXPIRY_BACK_SECS: i64 = 86_400;
+
+/// The `expires_at` a keep-fence release writes: the release time minus a day. Every reader sees
+/// the item as free at once (Laravel's `get()`: `expires_at <= now`; `add()` and ddblock's acquire:
+/// `expires_at < now - margin`) even with a clock up to a day behind the releaser's, and the
+/// value stays inside DynamoDB TTL's 5-year window, so TTL still deletes the item eventually.
+pub fn released_expiry(now: i64) -> i64 {
+    now.saturating_sub(RELEASED_EXPIRY_BACK_SECS)
+}
+
 /// The expiry attribute of an item as found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Expiry {
@@ -85,6 +96,12 @@ impl ItemView {
             fence: self.fence,
             ..holder(self.value.stored().cloned(), self.expiry.at())
         }
+    }
+
+    /// A lock released in keep-fence mode: no value (ddblock's and Laravel's writes always have
+    /// one) and a fencing token, kept for the next acquisition.
+    pub fn is_released_with_fence(&self) -> bool {
+        matches!(self.value, Value::Missing) && self.fence.is_some()
     }
 
     /// The live value of a cache entry read at `now`: `None` when expired (`now >= expires_at`,

@@ -1,14 +1,16 @@
 //! The DynamoDB lock backend: Laravel's lock item, taken with `add()`'s condition (as one
 //! UpdateItem that also keeps ddblock's attempt id and fencing token) and released with ONE
-//! owner-conditioned DeleteItem.
+//! owner-conditioned DeleteItem, or, in keep-fence mode, ONE owner-conditioned UpdateItem that
+//! expires the item and keeps its fencing token.
 
 use futures_util::future::BoxFuture;
 use futures_util::FutureExt;
 
 use super::backend::{Attempt, LockBackend, Take};
+use crate::config::ReleaseMode;
 use crate::dynamo::{DeleteIfValue, Table, TakeLock};
 use crate::error::Result;
-use crate::format::item::is_expired;
+use crate::format::item::{is_expired, released_expiry};
 use crate::holder::{Holder, StoredValue};
 use crate::lock::ReleaseOutcome;
 
@@ -43,7 +45,18 @@ impl LockBackend for Table {
         owner: &'a StoredValue,
         attempt: &'a str,
     ) -> BoxFuture<'a, Result<bool>> {
-        Table::delete_attempt(self, key, owner, attempt).boxed()
+        async move {
+            match self.config().release_mode() {
+                ReleaseMode::Delete => Table::delete_attempt(self, key, owner, attempt).await,
+                // The clean-up keeps the fence too: a deleted item would let the next acquirer
+                // restart it from a clock that may be behind (found by compat-tests/model).
+                ReleaseMode::KeepFence => {
+                    let expires_at = released_expiry(self.now());
+                    self.expire_attempt(key, owner, attempt, expires_at).await
+                }
+            }
+        }
+        .boxed()
     }
 
     fn release<'a>(
@@ -52,7 +65,16 @@ impl LockBackend for Table {
         owner: &'a StoredValue,
     ) -> BoxFuture<'a, Result<ReleaseOutcome>> {
         async move {
-            let old = match self.delete_if_value(key, owner).await? {
+            let answer = match self.config().release_mode() {
+                ReleaseMode::Delete => self.delete_if_value(key, owner).await?,
+                ReleaseMode::KeepFence => {
+                    let expires_at = released_expiry(self.now());
+                    self.expire_if_value(key, owner, expires_at).await?
+                }
+            };
+            // The same answers either way: a kept item has no owner and has expired, so a
+            // resend after a lost answer, or a second release, finds it "not held".
+            let old = match answer {
                 DeleteIfValue::Deleted => return Ok(ReleaseOutcome::Released),
                 DeleteIfValue::NotDeleted(Some(old)) => old,
                 DeleteIfValue::NotDeleted(None) if self.empty_old_means_absent() => {
@@ -89,6 +111,12 @@ impl LockBackend for Table {
     }
 
     fn force_release<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<()>> {
-        self.delete(key).boxed()
+        async move {
+            match self.config().release_mode() {
+                ReleaseMode::Delete => self.delete(key).await,
+                ReleaseMode::KeepFence => self.expire_any(key, released_expiry(self.now())).await,
+            }
+        }
+        .boxed()
     }
 }

@@ -6,6 +6,7 @@ namespace Ddblock\Laravel\Console;
 
 use Aws\DynamoDb\DynamoDbClient;
 use Ddblock\Laravel\DynamoDbStore;
+use Ddblock\Laravel\LockItem;
 
 /**
  * A store's table as the commands read it: the settings Laravel's store keeps protected (table,
@@ -139,7 +140,8 @@ final class TableView
      * What table key `$key` is under this store's prefix and layout: [`lock`, `cache` or `other`,
      * the lock name or cache key]. The core's `Store::classify`: with a double-prefixed layout
      * (8-11, a prefix) a key carrying the prefix twice is a lock; otherwise locks and cache
-     * entries share one key space and a value of 16 [A-Za-z0-9] (a generated owner) is a lock.
+     * entries share one key space and a value of 16 [A-Za-z0-9] (a generated owner) is a lock, as
+     * is an item with a fence and no value (a keep-fence release).
      *
      * @param  array<string, mixed>  $item
      * @return array{0: string, 1: string|null}
@@ -157,7 +159,13 @@ final class TableView
                 : ['cache', $rest];
         }
         $value = $item[$this->valueAttribute]['S'] ?? null;
+        // Only a lock's keep-fence release leaves an item with a fence and no value (the Rust
+        // core's scan classifies it the same way).
+        $released = ! isset($item[$this->valueAttribute]) && LockItem::fenceOf($item) !== null;
 
-        return [is_string($value) && preg_match(self::GENERATED_OWNER, $value) === 1 ? 'lock' : 'cache', $rest];
+        return [
+            $released || (is_string($value) && preg_match(self::GENERATED_OWNER, $value) === 1) ? 'lock' : 'cache',
+            $rest,
+        ];
     }
 }

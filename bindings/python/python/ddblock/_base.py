@@ -64,13 +64,16 @@ class StoreBase:
         heartbeat_interval: float | None = None,
         backend: str | None = None,
         bucket: str | None = None,
+        release_mode: str | None = None,
     ) -> None:
         """A store. What is not given comes from Laravel's variables (``DYNAMODB_CACHE_TABLE``,
         ``DYNAMODB_ENDPOINT``, ``AWS_DEFAULT_REGION``, ``CACHE_PREFIX``, ``DDBLOCK_LAYOUT``,
         ``DDBLOCK_BACKEND``, ``DDBLOCK_S3_BUCKET``), then Laravel's defaults (table ``cache``,
         the prefix Laravel derives from ``APP_NAME``, layout ``laravel12``, locks in the table).
         ``backend="s3"`` with ``bucket=`` keeps the locks in an S3 bucket (``endpoint_url``
-        serves it too); cache entries, ``once`` and compare-and-set stay in the table."""
+        serves it too); cache entries, ``once`` and compare-and-set stay in the table.
+        ``release_mode="keep-fence"`` (``DDBLOCK_RELEASE_MODE``) releases by expiring the lock
+        item and keeping its fencing token instead of deleting it (docs/semantics.md)."""
         given = {
             "table": table,
             "prefix": prefix,
@@ -91,6 +94,7 @@ class StoreBase:
             "heartbeat_interval": heartbeat_interval,
             "backend": backend,
             "bucket": bucket,
+            "release_mode": release_mode,
         }
         # The core reads them by its settings table (names, units, rules, defaults).
         self._native = _NativeStore({k: v for k, v in given.items() if v is not None})

@@ -1,4 +1,5 @@
-//! `chaos [--profile short|long] [--server dynalite|ddblocal] [--out DIR]`: the chaos run. Starts
+//! `chaos [--profile short|long] [--server dynalite|ddblocal] [--release-mode delete|keep-fence]
+//! [--out DIR]`: the chaos run (`--release-mode`: every ddblock worker's `DDBLOCK_RELEASE_MODE`). Starts
 //! its own dynalite or DynamoDB Local (data on disk, so it survives the restart mid-run) behind the fault proxy with every fault on at once,
 //! runs workers in Rust, Python, Node and PHP (the ddblock/laravel driver) on shared keys and
 //! stock Laravel workers on their own keys (the control group), some under `faketime` with their
@@ -124,6 +125,7 @@ fn args() -> Result<Args, String> {
     let mut out = repo_root().join("compat-tests/.run/chaos");
     let mut only = None;
     let mut server = ServerKind::Dynalite;
+    let mut release_mode = None;
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -138,6 +140,13 @@ fn args() -> Result<Args, String> {
                 server = ServerKind::by_name(&name)
                     .ok_or(format!("unknown server {name:?}: dynalite or ddblocal"))?;
             }
+            "--release-mode" => {
+                release_mode = match it.next().as_deref() {
+                    Some("delete") => Some("delete"),
+                    Some("keep-fence") => Some("keep-fence"),
+                    _ => return Err("--release-mode needs delete or keep-fence".into()),
+                };
+            }
             "--only" => {
                 let langs = it
                     .next()
@@ -147,12 +156,16 @@ fn args() -> Result<Args, String> {
             "-h" | "--help" => {
                 return Err(
                     "usage: chaos [--profile short|long] [--server dynalite|ddblocal] \
-                            [--out DIR] [--only rust,python,node,php,laravel]"
+                            [--release-mode delete|keep-fence] [--out DIR] \
+                            [--only rust,python,node,php,laravel]"
                         .into(),
                 );
             }
             other => return Err(format!("unknown argument {other:?}; try --help")),
         }
+    }
+    if let Some(mode) = release_mode {
+        profile.release_mode = mode;
     }
     Ok(Args {
         profile,
@@ -175,7 +188,7 @@ fn print_report(p: &Profile, kind: ServerKind, r: &Report, elapsed: Duration, wo
     println!(
         "faults: {:.0}% lost responses, {:.0}% dropped requests, {:.0}% throttled, {:.0}% 500s, \
          {:.0}% resets, latency spikes up to {} ms, reads up to {} ms stale, server restart: {}, \
-         clocks: {:?} (margin {} s)",
+         clocks: {:?} (margin {} s), release mode {}",
         p.lost_responses * 100.0,
         p.dropped_requests * 100.0,
         p.throttling * 100.0,
@@ -186,7 +199,8 @@ fn print_report(p: &Profile, kind: ServerKind, r: &Report, elapsed: Duration, wo
         p.restart_after
             .map_or("no".into(), |d| format!("after {} s", d.as_secs())),
         p.skews,
-        p.margin_secs
+        p.margin_secs,
+        p.release_mode
     );
     println!();
     println!("| | ddblock (Rust, Python, Node, PHP driver) | stock Laravel (control) |");

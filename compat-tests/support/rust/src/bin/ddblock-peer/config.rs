@@ -78,7 +78,13 @@ pub fn from_env() -> Result<StoreConfig, String> {
     }
     for s in SETTINGS {
         let Some(name) = s.env else { continue };
-        if !["DDBLOCK_BACKEND", "DDBLOCK_S3_BUCKET", "DDBLOCK_S3_RELEASE"].contains(&name) {
+        let fronts_own = [
+            "DDBLOCK_BACKEND",
+            "DDBLOCK_S3_BUCKET",
+            "DDBLOCK_S3_RELEASE",
+            "DDBLOCK_RELEASE_MODE",
+        ];
+        if !fronts_own.contains(&name) {
             continue;
         }
         if let Some(v) = var(name) {

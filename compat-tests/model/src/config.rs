@@ -1,0 +1,298 @@
+//! The model's parameters and the named configurations, each with the verdict expected of every
+//! property.
+
+use crate::state::Tick;
+
+/// What runs a client.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// ddblock's core (Rust, Python, Node, the CLI).
+    Core,
+    /// The PHP driver: the same protocol (kept identical by the conformance vectors).
+    Php,
+    /// Stock Laravel: `add()`, and a release that reads before it deletes.
+    Laravel,
+}
+
+/// How a ddblock release ends the lock (`DDBLOCK_RELEASE_MODE`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReleaseMode {
+    /// One DeleteItem conditioned on the owner (the default).
+    Delete,
+    /// One UpdateItem conditioned on the owner: `expires_at` = release time minus a day, the
+    /// fence kept.
+    KeepFence,
+}
+
+/// A day in ticks, far beyond any horizon.
+pub const DAY: Tick = 100;
+/// "µs" per tick in a fence base: above the number of sends a run can make, so a later send in the
+/// same tick reads a later clock.
+pub const FENCE_SCALE: i32 = 16;
+
+/// What a property is expected to show in a configuration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expect {
+    /// Holds in every state explored (`always`), or an example is found (`sometimes`).
+    Holds,
+    /// A counterexample must be found (`always` properties only).
+    Fails,
+    /// Reported, not judged.
+    Info,
+}
+
+/// One configuration of the model.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Short name: `a-delete`, ...
+    pub name: &'static str,
+    /// What it shows.
+    pub title: &'static str,
+    pub clients: Vec<Kind>,
+    /// Per client, the clock offsets (its clock minus true time) to explore.
+    pub offsets: Vec<Vec<Tick>>,
+    /// Lock ttl in ticks.
+    pub ttl: Tick,
+    /// The clock-skew margin in ticks.
+    pub margin: Tick,
+    /// Time stops at this tick (clients may still act).
+    pub horizon: Tick,
+    /// Acquisitions per client.
+    pub acquisitions: u8,
+    /// Writes per acquire attempt (the first and its resends).
+    pub max_writes: u8,
+    pub release: ReleaseMode,
+    /// Answers may be lost (a timeout while the write landed or is still on its way).
+    pub lost_answers: bool,
+    /// Writes may stay in the network and land later (or never).
+    pub delayed_writes: bool,
+    /// A write may land after its sender ended the attempt (past the clean-up). The stated
+    /// assumption is that it does not.
+    pub late_writes: bool,
+    /// Eventually consistent reads may answer the previous version for this many ticks after a
+    /// change (`None`: reads are consistent).
+    pub stale_ticks: Option<Tick>,
+    /// DynamoDB TTL may delete an expired item at any time.
+    pub ttl_deletion: bool,
+    /// In keep-fence mode, the clean-up of an unknown outcome expires this attempt's write as
+    /// the release does, keeping the fence (proposed); `false`: it deletes it (the core today).
+    pub cleanup_keeps_fence: bool,
+    /// Holders refresh (the heartbeat).
+    pub refresh: bool,
+    /// Fences are computed (they decide nothing in the protocol, only the fence property reads
+    /// them, so a configuration that does not judge it leaves them out: fewer states).
+    pub fences: bool,
+    /// The expected verdict per property name; a property not listed is `Info`.
+    pub expect: Vec<(&'static str, Expect)>,
+}
+
+impl Config {
+    /// A client's display name.
+    pub fn names(&self) -> Vec<String> {
+        self.clients
+            .iter()
+            .enumerate()
+            .map(|(i, k)| {
+                let kind = match k {
+                    Kind::Core => "core",
+                    Kind::Php => "php",
+                    Kind::Laravel => "laravel",
+                };
+                format!("{kind}-{}", i + 1)
+            })
+            .collect()
+    }
+
+    /// What is expected of the property `name`.
+    pub fn expectation(&self, name: &str) -> Expect {
+        self.expect
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map_or(Expect::Info, |(_, e)| *e)
+    }
+}
+
+/// Property names (shared by the model, the configurations and the docs).
+pub mod prop {
+    pub const ONE_HOLDER: &str = "at most one live holder";
+    pub const RELEASE_LEAVES_NONE: &str = "no lock left behind by a release";
+    pub const UNKNOWN_LEAVES_NONE: &str = "no lock left behind by an unknown outcome";
+    pub const CLEANUP_OWN_ONLY: &str = "a clean-up never deletes another holder's lock";
+    pub const RELEASE_OWN_ONLY: &str = "a release never deletes another holder's lock";
+    pub const FENCE_FORWARD: &str = "fences never go back";
+    pub const EX_ACQUIRED: &str = "sometimes: a lock is acquired";
+    pub const EX_RECOVERED: &str = "sometimes: a lost answer is recovered";
+    pub const EX_CLEANED_UP: &str = "sometimes: an unknown outcome is cleaned up";
+    pub const EX_TAKEN_OVER: &str = "sometimes: an expired lock is taken over";
+    pub const EX_REFRESHED: &str = "sometimes: a lease is refreshed";
+    pub const EX_TTL_DELETED: &str = "sometimes: TTL deletes an expired item";
+    pub const EX_STALE_READ: &str = "sometimes: a read is stale";
+    pub const EX_RELEASED: &str = "sometimes: a release ends a lock";
+}
+
+use Expect::{Fails, Holds};
+
+fn base(name: &'static str, title: &'static str) -> Config {
+    Config {
+        name,
+        title,
+        clients: vec![Kind::Core, Kind::Php],
+        offsets: vec![vec![0, 1], vec![0, 1]],
+        ttl: 2,
+        margin: 0,
+        horizon: 4,
+        acquisitions: 1,
+        max_writes: 2,
+        release: ReleaseMode::Delete,
+        lost_answers: true,
+        delayed_writes: true,
+        late_writes: false,
+        // ddblock's lock path sends no eventually consistent read: nothing for a stale one to reach.
+        stale_ticks: None,
+        ttl_deletion: false,
+        cleanup_keeps_fence: true,
+        refresh: true,
+        fences: false,
+        expect: Vec::new(),
+    }
+}
+
+/// The ddblock safety properties every ddblock configuration expects to hold.
+fn ddblock_safety() -> Vec<(&'static str, Expect)> {
+    vec![
+        (prop::ONE_HOLDER, Holds),
+        (prop::RELEASE_LEAVES_NONE, Holds),
+        (prop::UNKNOWN_LEAVES_NONE, Holds),
+        (prop::CLEANUP_OWN_ONLY, Holds),
+        (prop::RELEASE_OWN_ONLY, Holds),
+    ]
+}
+
+/// Every configuration, in the order the binary runs them.
+pub fn configurations() -> Vec<Config> {
+    let mut a = base(
+        "a-delete",
+        "ddblock (core and PHP driver) in delete mode; lost answers, delayed writes, pauses, \
+         heartbeat, clocks within margin + 1 (its lock path sends no eventually consistent read \
+         for a stale one to reach): every safety property holds",
+    );
+    a.expect = ddblock_safety();
+    a.expect.extend([
+        (prop::EX_ACQUIRED, Holds),
+        (prop::EX_RECOVERED, Holds),
+        (prop::EX_CLEANED_UP, Holds),
+        (prop::EX_TAKEN_OVER, Holds),
+        (prop::EX_REFRESHED, Holds),
+        (prop::EX_RELEASED, Holds),
+    ]);
+
+    let mut b = base(
+        "b-keep-fence",
+        "ddblock in keep-fence mode (the clean-up of an unknown outcome keeping the fence too), lost \
+         answers (writes land when sent), clocks within margin + 1, two acquisitions each: \
+         fences never go back",
+    );
+    b.release = ReleaseMode::KeepFence;
+    b.acquisitions = 2;
+    b.horizon = 3;
+    b.refresh = false;
+    b.delayed_writes = false;
+    b.expect = ddblock_safety();
+    b.expect.extend([
+        (prop::FENCE_FORWARD, Holds),
+        (prop::EX_ACQUIRED, Holds),
+        (prop::EX_TAKEN_OVER, Holds),
+        (prop::EX_RELEASED, Holds),
+    ]);
+
+    let mut b1 = b.clone();
+    b1.name = "b-keep-fence-cleanup-deletes";
+    b1.title = "keep-fence mode whose clean-up of an unknown outcome deletes the item (the core \
+                before the model found it): the fence goes back";
+    b1.cleanup_keeps_fence = false;
+    b1.expect = vec![(prop::FENCE_FORWARD, Fails)];
+
+    let mut b2 = base(
+        "b-keep-fence-ttl-in-sync",
+        "keep-fence mode with DynamoDB TTL deleting the kept item at any time, clocks in sync, \
+         writes not delayed: fences still go forward",
+    );
+    b2.release = ReleaseMode::KeepFence;
+    b2.ttl_deletion = true;
+    b2.acquisitions = 2;
+    b2.horizon = 3;
+    b2.offsets = vec![vec![0], vec![0]];
+    b2.delayed_writes = false;
+    b2.refresh = false;
+    b2.expect = ddblock_safety();
+    b2.expect
+        .extend([(prop::FENCE_FORWARD, Holds), (prop::EX_TTL_DELETED, Holds)]);
+
+    let mut c = base(
+        "c-laravel-stale",
+        "stock Laravel clients, eventually consistent reads: a release leaves the lock stuck",
+    );
+    c.clients = vec![Kind::Laravel, Kind::Laravel];
+    c.offsets = vec![vec![0], vec![0]];
+    c.refresh = false;
+    c.stale_ticks = Some(0);
+    c.lost_answers = false;
+    c.delayed_writes = false;
+    c.expect = vec![
+        (prop::RELEASE_LEAVES_NONE, Fails),
+        (prop::EX_STALE_READ, Holds),
+    ];
+
+    let mut c2 = base(
+        "c-laravel-faults",
+        "stock Laravel clients with lost answers, delayed writes and pauses (reads consistent): \
+         an add() whose answer is lost leaves the lock behind, and a release paused between its \
+         read and its delete deletes the next holder's lock",
+    );
+    c2.clients = vec![Kind::Laravel, Kind::Laravel];
+    c2.offsets = vec![vec![0], vec![0]];
+    c2.refresh = false;
+    c2.expect = vec![
+        (prop::UNKNOWN_LEAVES_NONE, Fails),
+        (prop::RELEASE_OWN_ONLY, Fails),
+    ];
+
+    let mut d = base(
+        "d-skew-beyond-margin",
+        "ddblock with one clock 2 ticks ahead and margin 0 (beyond margin + 1): two live holders",
+    );
+    d.offsets = vec![vec![0], vec![2]];
+    d.expect = vec![(prop::ONE_HOLDER, Fails)];
+
+    let mut e = base(
+        "e-delete-clock-behind",
+        "ddblock in delete mode, the second acquirer's clock 1 tick behind: the fence goes back",
+    );
+    e.offsets = vec![vec![1], vec![0]];
+    e.expect = vec![(prop::FENCE_FORWARD, Fails)];
+
+    let mut f = base(
+        "f-keep-fence-ttl-clock-behind",
+        "keep-fence mode, TTL deletes the kept item at once, the next acquirer's clock 1 tick \
+         behind: the fence goes back (TTL deletion brings back delete mode's bound)",
+    );
+    f.release = ReleaseMode::KeepFence;
+    f.ttl_deletion = true;
+    f.offsets = vec![vec![1], vec![0]];
+    f.expect = vec![(prop::FENCE_FORWARD, Fails)];
+
+    let mut g = base(
+        "g-late-write",
+        "ddblock, a write that lands after its attempt ended (past the clean-up): a lock is \
+         left behind, which is why the assumption is stated",
+    );
+    g.late_writes = true;
+    g.offsets = vec![vec![0], vec![0]];
+    g.expect = vec![(prop::UNKNOWN_LEAVES_NONE, Fails)];
+
+    let mut all = vec![a, b, b1, b2, c, c2, d, e, f, g];
+    for cfg in &mut all {
+        cfg.fences = cfg.expectation(prop::FENCE_FORWARD) != Expect::Info;
+    }
+    all
+}

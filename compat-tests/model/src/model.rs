@@ -1,0 +1,244 @@
+//! The stateright model: which steps are possible in a state, what each does, and the properties.
+
+use stateright::{Model, Property};
+
+use crate::config::{prop, Config, Kind};
+use crate::protocol;
+use crate::state::{event, Action, Client, Ended, Item, Notes, Phase, State};
+use crate::table;
+
+/// The protocol under one configuration.
+pub struct ProtocolModel {
+    pub cfg: Config,
+}
+
+/// Applies `a` to `s`, saying what happened into `notes`. `None` if `a` does not apply.
+pub fn step(cfg: &Config, s: &State, a: Action, notes: &mut Notes) -> Option<State> {
+    let mut s = s.clone();
+    match a {
+        Action::Tick => {
+            s.t += 1;
+            table::age(cfg, &mut s);
+            notes.say(|| format!("t={}: time passes", s.t));
+        }
+        Action::Acquire(c) => {
+            s.clients[usize::from(c)].n += 1;
+            protocol::send(cfg, &mut s, c, 1, false, notes);
+        }
+        Action::Land(c, seq) => protocol::land(cfg, &mut s, c, seq, notes),
+        Action::Drop(c, seq) => {
+            s.net.retain(|w| !(w.client == c && w.seq == seq));
+            let name = &cfg.names()[usize::from(c)];
+            notes.say(|| {
+                format!(
+                    "t={} {name}: write #{seq} is lost on the way; it never lands",
+                    s.t
+                )
+            });
+        }
+        Action::Answer(c) => protocol::answer(cfg, &mut s, c, notes),
+        Action::Timeout(c) => protocol::timeout(cfg, &mut s, c, notes),
+        Action::Finish(c) => protocol::finish(cfg, &mut s, c, notes),
+        Action::Refresh(c, lost) => protocol::refresh(cfg, &mut s, c, lost, notes),
+        Action::Release(c, stale) => protocol::release(cfg, &mut s, c, stale, notes),
+        Action::Delete(c) => protocol::delete(cfg, &mut s, c, notes),
+        Action::TtlDelete => {
+            let names = cfg.names();
+            let before = crate::state::show_item(s.item, &names);
+            table::set_item(cfg, &mut s, None);
+            s.seen |= event::TTL_DELETED;
+            notes.say(|| format!("t={}: DynamoDB TTL deletes the expired item {before}", s.t));
+        }
+    }
+    Some(s)
+}
+
+fn in_flight(s: &State, c: u8) -> bool {
+    s.net.iter().any(|w| w.client == c)
+}
+
+/// The steps possible in `s`.
+pub fn possible(cfg: &Config, s: &State, out: &mut Vec<Action>) {
+    if s.t < cfg.horizon {
+        out.push(Action::Tick);
+    }
+    if cfg.ttl_deletion && s.item.is_some_and(|i| i.expires_at < s.t) {
+        out.push(Action::TtlDelete);
+    }
+    for w in &s.net {
+        out.push(Action::Land(w.client, w.seq));
+        if cfg.lost_answers {
+            out.push(Action::Drop(w.client, w.seq));
+        }
+    }
+    for (i, cl) in s.clients.iter().enumerate() {
+        let c = u8::try_from(i).expect("few clients");
+        // Under the stated assumption, an attempt ends only once none of its writes is in flight.
+        let may_end = cfg.late_writes || !in_flight(s, c);
+        let laravel = cfg.clients[i] == Kind::Laravel;
+        match cl.phase {
+            Phase::Idle if cl.n < cfg.acquisitions => out.push(Action::Acquire(c)),
+            Phase::Idle => {}
+            Phase::Acquiring {
+                waiting, answer, ..
+            } => {
+                if let Some(a) = answer {
+                    if may_end || !protocol::answer_ends(cfg, s, c, a) {
+                        out.push(Action::Answer(c));
+                    }
+                }
+                if waiting.is_some() && cfg.lost_answers {
+                    out.push(Action::Timeout(c));
+                }
+                if waiting.is_none() && may_end {
+                    out.push(Action::Finish(c));
+                }
+            }
+            Phase::Holding { deadline, .. } => {
+                out.push(Action::Release(c, false));
+                if laravel && table::readable(s).len() > 1 {
+                    out.push(Action::Release(c, true));
+                }
+                if cfg.refresh && !laravel && s.t < deadline {
+                    out.push(Action::Refresh(c, false));
+                    if cfg.lost_answers {
+                        out.push(Action::Refresh(c, true));
+                    }
+                }
+            }
+            Phase::Deleting => out.push(Action::Delete(c)),
+        }
+    }
+}
+
+/// Every combination of the configured clock offsets.
+pub fn initial(cfg: &Config) -> Vec<State> {
+    let mut states = vec![Vec::<Client>::new()];
+    for choices in &cfg.offsets {
+        states = states
+            .into_iter()
+            .flat_map(|cs| {
+                choices.iter().map(move |&offset| {
+                    let mut cs = cs.clone();
+                    cs.push(Client {
+                        offset,
+                        n: 0,
+                        phase: Phase::Idle,
+                        ended: None,
+                    });
+                    cs
+                })
+            })
+            .collect();
+    }
+    states
+        .into_iter()
+        .map(|clients| State {
+            t: 0,
+            item: None,
+            stale: None,
+            changed_at: 0,
+            net: Vec::new(),
+            clients,
+            sends: 0,
+            max_fence: None,
+            fence_back: false,
+            release_deleted_other: false,
+            cleanup_deleted_other: false,
+            seen: 0,
+        })
+        .collect()
+}
+
+/// At most one client believes it holds the lock (by its own monotonic clock).
+pub fn one_holder(s: &State) -> bool {
+    s.clients.iter().filter(|c| c.live(s.t)).count() <= 1
+}
+
+/// Whether the item is client `c`'s current acquisition and still live (`expires_at > now` by
+/// DynamoDB's clock: not merely the second at which it expires, which frees itself).
+fn blocks_as(s: &State, c: usize, item: Option<Item>) -> bool {
+    let n = s.clients[c].current();
+    item.is_some_and(|i| usize::from(i.owner) == c && i.n == n && i.expires_at > s.t)
+}
+
+/// No client whose acquisition ended in `how` left its item in place.
+fn none_left(s: &State, how: Ended) -> bool {
+    (0..s.clients.len()).all(|c| {
+        let cl = &s.clients[c];
+        !(cl.phase == Phase::Idle && cl.ended == Some(how) && blocks_as(s, c, s.item))
+    })
+}
+
+/// The `always` property `name`'s condition.
+pub fn holds(name: &str, s: &State) -> bool {
+    match name {
+        prop::ONE_HOLDER => one_holder(s),
+        prop::RELEASE_LEAVES_NONE => none_left(s, Ended::Released),
+        prop::UNKNOWN_LEAVES_NONE => none_left(s, Ended::Unknown),
+        prop::CLEANUP_OWN_ONLY => !s.cleanup_deleted_other,
+        prop::RELEASE_OWN_ONLY => !s.release_deleted_other,
+        prop::FENCE_FORWARD => !s.fence_back,
+        _ => true,
+    }
+}
+
+impl Model for ProtocolModel {
+    type State = State;
+    type Action = Action;
+
+    fn init_states(&self) -> Vec<State> {
+        initial(&self.cfg)
+    }
+
+    fn actions(&self, s: &State, out: &mut Vec<Action>) {
+        possible(&self.cfg, s, out);
+    }
+
+    fn next_state(&self, s: &State, a: Action) -> Option<State> {
+        step(&self.cfg, s, a, &mut Notes(None))
+    }
+
+    fn properties(&self) -> Vec<Property<Self>> {
+        vec![
+            Property::always(prop::ONE_HOLDER, |_, s| holds(prop::ONE_HOLDER, s)),
+            Property::always(prop::RELEASE_LEAVES_NONE, |_, s| {
+                holds(prop::RELEASE_LEAVES_NONE, s)
+            }),
+            Property::always(prop::UNKNOWN_LEAVES_NONE, |_, s| {
+                holds(prop::UNKNOWN_LEAVES_NONE, s)
+            }),
+            Property::always(prop::CLEANUP_OWN_ONLY, |_, s| {
+                holds(prop::CLEANUP_OWN_ONLY, s)
+            }),
+            Property::always(prop::RELEASE_OWN_ONLY, |_, s| {
+                holds(prop::RELEASE_OWN_ONLY, s)
+            }),
+            Property::always(prop::FENCE_FORWARD, |_, s| holds(prop::FENCE_FORWARD, s)),
+            Property::sometimes(prop::EX_ACQUIRED, |_, s: &State| {
+                s.seen & event::ACQUIRED != 0
+            }),
+            Property::sometimes(prop::EX_RECOVERED, |_, s: &State| {
+                s.seen & event::RECOVERED != 0
+            }),
+            Property::sometimes(prop::EX_CLEANED_UP, |_, s: &State| {
+                s.seen & event::CLEANED_UP != 0
+            }),
+            Property::sometimes(prop::EX_TAKEN_OVER, |_, s: &State| {
+                s.seen & event::TAKEN_OVER != 0
+            }),
+            Property::sometimes(prop::EX_REFRESHED, |_, s: &State| {
+                s.seen & event::REFRESHED != 0
+            }),
+            Property::sometimes(prop::EX_TTL_DELETED, |_, s: &State| {
+                s.seen & event::TTL_DELETED != 0
+            }),
+            Property::sometimes(prop::EX_STALE_READ, |_, s: &State| {
+                s.seen & event::STALE_READ != 0
+            }),
+            Property::sometimes(prop::EX_RELEASED, |_, s: &State| {
+                s.seen & event::RELEASED != 0
+            }),
+        ]
+    }
+}
