@@ -40,6 +40,7 @@ from wire import (
     OTHER_ATTEMPT,
     OUT,
     OWNER,
+    SINCE_ATTR,
     SKEW_MARGIN,
     VERSION,
     case,
@@ -347,6 +348,11 @@ def release_keep_fence(layout: str) -> list:
         case("keep-fence-ours", "Keep-fence release of our live lock: one conditional UpdateItem expires "
              "it (a day before now), removes owner and attempt id and keeps the fence, which the next "
              "acquisition continues.", x, inp(), x.item(OWNER, NOW + 10, ATTEMPT, 5),
+             [x.expire_owned(OWNER)], "released", True, x.released(5)),
+        case("keep-fence-ours-stamped", "Keep-fence release of our lock taken by a waiting acquisition, "
+             "which stamped ddblock_since (when its wait began, Unix ms): the stamp goes with the owner, so "
+             "the next holder's waiters are not misled by it; the fence stays.", x, inp(),
+             {**x.item(OWNER, NOW + 10, ATTEMPT, 5), SINCE_ATTR: {"N": str(NOW * 1000 - 700)}},
              [x.expire_owned(OWNER)], "released", True, x.released(5)),
         case("keep-fence-ours-laravel", "Keep-fence release of our lock written by stock Laravel (no "
              "fence): expired, owner removed; no fence to keep.", x, inp(), x.item(OWNER, NOW + 10),

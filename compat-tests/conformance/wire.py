@@ -26,6 +26,7 @@ PREFIX = "app_"
 NAME = "orders"
 FENCE = "ddblock_fence"
 ATTEMPT_ATTR = "ddblock_attempt"
+SINCE_ATTR = "ddblock_since"  # a waiting acquisition's stamp (docs/format.md); the keep-fence release removes it
 DEFAULT_ATTRS = {"key": "key", "value": "value", "expiration": "expires_at"}
 CUSTOM_ATTRS = {"key": "k", "value": "v", "expiration": "exp"}
 
@@ -122,11 +123,11 @@ class Ctx:
         return {"operation": operation, "body": {"TableName": TABLE, "Key": self.key_map(), **body}}
 
     def names(self, *names: str) -> dict:
-        """ExpressionAttributeNames: each placeholder (#key, #value, #expires_at, #attempt, #fence)
-        with its attribute's name, in the order given."""
+        """ExpressionAttributeNames: each placeholder (#key, #value, #expires_at, #attempt, #fence,
+        #since) with its attribute's name, in the order given."""
         a = self.attrs
         every = {"#key": a["key"], "#value": a["value"], "#expires_at": a["expiration"],
-                 "#attempt": ATTEMPT_ATTR, "#fence": FENCE}
+                 "#attempt": ATTEMPT_ATTR, "#fence": FENCE, "#since": SINCE_ATTR}
         return {n: every[n] for n in names}
 
     def take(self, owner: str, ttl: int) -> dict:
@@ -160,9 +161,9 @@ class Ctx:
         """The keep-fence clean-up: the keep-fence release's update under the clean-up's condition."""
         return self.request(
             "UpdateItem",
-            UpdateExpression="SET #expires_at = :expires_at REMOVE #value, #attempt",
+            UpdateExpression="SET #expires_at = :expires_at REMOVE #value, #attempt, #since",
             ConditionExpression="#value = :owner AND #attempt = :attempt",
-            ExpressionAttributeNames=self.names("#value", "#expires_at", "#attempt"),
+            ExpressionAttributeNames=self.names("#value", "#expires_at", "#attempt", "#since"),
             ExpressionAttributeValues={
                 ":owner": stored(owner),
                 ":attempt": {"S": ATTEMPT},
@@ -183,9 +184,9 @@ class Ctx:
         """The keep-fence release: expire the item and drop owner and attempt id, keeping the fence."""
         return self.request(
             "UpdateItem",
-            UpdateExpression="SET #expires_at = :expires_at REMOVE #value, #attempt",
+            UpdateExpression="SET #expires_at = :expires_at REMOVE #value, #attempt, #since",
             ConditionExpression="#value = :owner",
-            ExpressionAttributeNames=self.names("#value", "#expires_at", "#attempt"),
+            ExpressionAttributeNames=self.names("#value", "#expires_at", "#attempt", "#since"),
             ExpressionAttributeValues={":owner": stored(owner), ":expires_at": {"N": str(RELEASED_AT)}},
             ReturnValuesOnConditionCheckFailure="ALL_OLD",
         )
@@ -194,9 +195,9 @@ class Ctx:
         """The keep-fence forceRelease(): the same update whoever holds the lock, only if there is an item."""
         return self.request(
             "UpdateItem",
-            UpdateExpression="SET #expires_at = :expires_at REMOVE #value, #attempt",
+            UpdateExpression="SET #expires_at = :expires_at REMOVE #value, #attempt, #since",
             ConditionExpression="attribute_exists(#key)",
-            ExpressionAttributeNames=self.names("#key", "#value", "#expires_at", "#attempt"),
+            ExpressionAttributeNames=self.names("#key", "#value", "#expires_at", "#attempt", "#since"),
             ExpressionAttributeValues={":expires_at": {"N": str(RELEASED_AT)}},
         )
 

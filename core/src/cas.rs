@@ -296,7 +296,7 @@ impl Store {
             CasWrite::Written => return Ok(CasOutcome::Written { version }),
             // Only this request's one attempt ran: nothing of ours landed.
             CasWrite::Refused { retried: false, .. } => return Ok(CasOutcome::Conflict),
-            CasWrite::Refused { old: Some(old), .. } => Some(old),
+            CasWrite::Refused { old: Some(old), .. } => Some(*old),
             CasWrite::Refused { old: None, .. } if table.empty_old_means_absent() => None,
             CasWrite::Refused { old: None, .. } => table.get_versioned(&k).await?,
         };

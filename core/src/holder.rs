@@ -55,6 +55,10 @@ pub struct Holder {
     /// The fencing token of this acquisition (ddblock's `ddblock_fence` attribute); `None` for a
     /// lock written by Laravel itself.
     pub fence: Option<u64>,
+    /// When this holder began waiting for the lock (Unix ms, ddblock's `ddblock_since`, written
+    /// by acquisitions that waited); `None` for a plain acquire, stock Laravel or S3. Other
+    /// waiters order themselves by it (docs/semantics.md#waiting).
+    pub since_ms: Option<i64>,
 }
 
 impl Holder {

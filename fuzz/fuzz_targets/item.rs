@@ -207,13 +207,16 @@ fuzz_target!(|data: &[u8]| {
         expiry: expiry_of(flags >> 2, &expiry_text),
         fence: (flags & 0x10 != 0).then_some(now as u64),
         attempt: (flags & 0x20 != 0).then(|| expiry_text.clone()),
+        since: (flags & 0x40 != 0).then_some(now),
     };
     let h = view.holder();
     check_holder(&h, &view);
     assert_eq!(h.fence, view.fence);
+    assert_eq!(h.since_ms, view.since);
     assert!(
         Holder {
             fence: view.fence,
+            since_ms: view.since,
             ..holder(h.value.clone(), h.expires_at)
         } == h
     );

@@ -27,6 +27,13 @@ final class LockItem
     /** The id of the acquire call that wrote a lock item (S, 16 characters of [A-Za-z0-9]). */
     public const ATTEMPT_ATTRIBUTE = 'ddblock_attempt';
 
+    /**
+     * When the holder began waiting (N, Unix ms): written by the core's waiting acquisitions for
+     * fair waiting between processes; the driver only removes it when a keep-fence release
+     * leaves the item.
+     */
+    public const SINCE_ATTRIBUTE = 'ddblock_since';
+
     /** @var string */
     private $prefix;
 

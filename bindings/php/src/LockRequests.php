@@ -28,7 +28,7 @@ use Aws\Middleware;
 final class LockRequests
 {
     /** The update of a keep-fence release: expired, no owner, no attempt id; `ddblock_fence` stays. */
-    private const RELEASE_KEEPING_FENCE = 'SET #expires_at = :expires_at REMOVE #value, #attempt';
+    private const RELEASE_KEEPING_FENCE = 'SET #expires_at = :expires_at REMOVE #value, #attempt, #since';
 
     /** @var DynamoDbClient */
     private $dynamo;
@@ -215,6 +215,7 @@ final class LockRequests
                     '#value' => $this->item->valueAttribute(),
                     '#expires_at' => $this->item->expirationAttribute(),
                     '#attempt' => LockItem::ATTEMPT_ATTRIBUTE,
+                    '#since' => LockItem::SINCE_ATTRIBUTE,
                 ],
                 'ExpressionAttributeValues' => [
                     ':owner' => $stored,
@@ -295,6 +296,7 @@ final class LockRequests
                 '#value' => $this->item->valueAttribute(),
                 '#expires_at' => $this->item->expirationAttribute(),
                 '#attempt' => LockItem::ATTEMPT_ATTRIBUTE,
+                '#since' => LockItem::SINCE_ATTRIBUTE,
             ],
             'ExpressionAttributeValues' => [
                 ':owner' => $this->item->stored($owner),
@@ -346,6 +348,7 @@ final class LockRequests
                     '#value' => $this->item->valueAttribute(),
                     '#expires_at' => $this->item->expirationAttribute(),
                     '#attempt' => LockItem::ATTEMPT_ATTRIBUTE,
+                    '#since' => LockItem::SINCE_ATTRIBUTE,
                 ],
                 'ExpressionAttributeValues' => [':expires_at' => ['N' => (string) $expiresAt]],
             ]);

@@ -1,13 +1,17 @@
 //! Contention: W workers (processes) want one key, hold it 50 ms, pause 50 ms, want it again.
 //! Stock Laravel's `block()` (PHP processes) against ddblock's wait (Rust processes: the core's
 //! `block`), the wait ddblock had before (writes with backoff), and W waiters in ONE process
-//! (the core's local waiters). Write requests per acquisition, hand-off latency, fairness, and
-//! the request-unit cost. Plus: N local waiters on a key held elsewhere cost what 1 does.
+//! (the core's local waiters). Write requests per acquisition, hand-off latency, waits, fairness
+//! (max / min acquisitions per worker, Jain's index), and the request-unit cost. One more run
+//! mixes stock Laravel's and ddblock's waiters on the same key (is either kind starved?). Plus:
+//! N local waiters on a key held elsewhere cost what 1 does.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use ddblock::format::item::ATTEMPT_ATTRIBUTE;
 use ddblock::{Backoff, Store};
 use ddblock_fault_proxy::ProxyHandle;
 use ddblock_test_support::laravel::{self, PeerEnv};
@@ -74,6 +78,47 @@ pub struct ContentionRow {
     /// Acquisitions by the worker that got fewest, and most.
     pub min_per_worker: usize,
     pub max_per_worker: usize,
+    /// Waits (from wanting the lock to getting it; a want the run ended first counts until the
+    /// end of the run), over every want of every worker: median and p99 (nearest rank), ms.
+    pub median_wait_ms: f64,
+    pub p99_wait_ms: f64,
+    /// `max_per_worker / min_per_worker`; `None` (JSON `null`: infinite) when a worker got none.
+    pub max_min_ratio: Option<f64>,
+    /// Jain's fairness index over acquisitions per worker, `(Σx)² / (n·Σx²)`: 1 when every
+    /// worker got as many, `1/n` when one got them all (0 when none got any).
+    pub jain: f64,
+    /// The mixed run only: its Laravel and ddblock workers apart.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mixed: Option<MixedFigures>,
+}
+
+/// The figures of one kind of worker in the mixed run.
+#[derive(Debug, Clone, Serialize)]
+pub struct KindFigures {
+    pub workers: usize,
+    pub acquisitions: usize,
+    pub min_per_worker: usize,
+    pub max_per_worker: usize,
+    pub median_wait_ms: f64,
+    pub p99_wait_ms: f64,
+    pub max_wait_ms: f64,
+}
+
+/// The mixed run: stock Laravel's `block()` and ddblock's, on one key at once.
+#[derive(Debug, Clone, Serialize)]
+pub struct MixedFigures {
+    pub laravel: KindFigures,
+    pub ddblock: KindFigures,
+    /// The lock's table key, as the Rust workers' store builds it (`store_at`: Laravel 12 layout,
+    /// no prefix) and as the PHP workers' stock Laravel 12 store does (`laravel12`, prefix "").
+    pub key: String,
+    /// Every table key seen by scans of the table during the run (straight to dynalite, every
+    /// 250 ms), with who held it (`laravel`: Laravel's `add()` item; `ddblock`: an item with
+    /// ddblock's attempt attribute). The run fails unless `key` is the only key.
+    pub keys_seen: BTreeMap<String, BTreeSet<String>>,
+    /// Holds (acquire returned .. release began) of one kind overlapping a hold of the other: 0
+    /// when the two kinds exclude each other on the one item.
+    pub cross_overlaps: usize,
 }
 
 /// The `worker` subcommand: `tasks` loops in this process on lock `name` until `until`.
@@ -185,6 +230,9 @@ pub enum Side {
     Core,
     Writes,
     OneProcess,
+    /// Half the workers stock Laravel's `block()` (PHP), half ddblock's (Rust processes), on the
+    /// same table and key at once.
+    Mixed,
 }
 
 impl Side {
@@ -194,6 +242,7 @@ impl Side {
             Side::Core => "ddblock block() (Rust processes)",
             Side::Writes => "ddblock before: a write per try, 50 ms doubling to 1 s",
             Side::OneProcess => "ddblock block(), all waiters in one process",
+            Side::Mixed => "mixed: stock Laravel and ddblock block() sharing one key",
         }
     }
 }
@@ -210,57 +259,194 @@ pub async fn run_side(
     let url = proxy.url();
     // Time for every process to start before they begin together.
     let startup = match side {
-        Side::Laravel => 1.0 + 0.06 * workers as f64,
+        Side::Laravel | Side::Mixed => 1.0 + 0.06 * workers as f64,
         _ => 0.5 + 0.02 * workers as f64,
     };
     let start_at = unix_now() + startup;
     let until = start_at + ctx.profile.contention_secs;
     proxy.reset();
+    let mut mixed = None;
     let per_worker: Vec<Vec<Want>> = match side {
         Side::Laravel => php_block_workers(ctx, &url, &table, workers, start_at, until).await?,
-        Side::Core | Side::Writes | Side::OneProcess => {
-            let (procs, tasks, strategy) = match side {
-                Side::Writes => (workers, 1, "writes"),
-                Side::OneProcess => (1, workers, "core"),
-                _ => (workers, 1, "core"),
-            };
-            let mut children = Vec::new();
-            for i in 0..procs {
-                let record = ctx.scratch.join(format!("{table}.{i}.json"));
-                let args = vec![
-                    "worker".to_owned(),
-                    "--endpoint".into(),
-                    url.clone(),
-                    "--table".into(),
-                    table.clone(),
-                    "--start-at".into(),
-                    start_at.to_string(),
-                    "--until".into(),
-                    until.to_string(),
-                    "--strategy".into(),
-                    strategy.into(),
-                    "--tasks".into(),
-                    tasks.to_string(),
-                    "--record".into(),
-                    record.display().to_string(),
-                ];
-                let me = ctx.me.display().to_string();
-                children.push(tokio::spawn(async move {
-                    run_child(&me, &args, &[], "contention worker").await?;
-                    let text = std::fs::read_to_string(&record).map_err(|e| e.to_string())?;
-                    let _ = std::fs::remove_file(&record);
-                    serde_json::from_str::<Vec<Vec<Want>>>(&text).map_err(|e| e.to_string())
-                }));
+        Side::Writes => {
+            rust_workers(ctx, &url, &table, (workers, 1, "writes"), start_at, until).await?
+        }
+        Side::OneProcess => {
+            rust_workers(ctx, &url, &table, (1, workers, "core"), start_at, until).await?
+        }
+        Side::Core => {
+            rust_workers(ctx, &url, &table, (workers, 1, "core"), start_at, until).await?
+        }
+        Side::Mixed => {
+            let php = workers / 2;
+            let rust = workers - php;
+            let store = store_at(&ctx.dynalite, &table)?;
+            let key = store.lock_key("hot").map_err(|e| e.to_string())?;
+            let (lar, ours, keys_seen) = tokio::try_join!(
+                php_block_workers(ctx, &url, &table, php, start_at, until),
+                rust_workers(ctx, &url, &table, (rust, 1, "core"), start_at, until),
+                keys_during(&store, until + 1.0),
+            )?;
+            if keys_seen.keys().any(|k| *k != key) {
+                return Err(format!(
+                    "mixed contention: the table held keys {:?}, not only {key:?}: stock Laravel's \
+                     and ddblock's workers did not share one item",
+                    keys_seen.keys().collect::<Vec<_>>()
+                ));
             }
-            let mut all = Vec::new();
-            for c in children {
-                all.extend(c.await.map_err(|e| e.to_string())??);
-            }
-            all
+            mixed = Some(MixedFigures {
+                laravel: kind_figures(&lar, until),
+                ddblock: kind_figures(&ours, until),
+                key,
+                keys_seen,
+                cross_overlaps: cross_overlaps(&lar, &ours),
+            });
+            lar.into_iter().chain(ours).collect()
         }
     };
     let stats = proxy.stats();
-    Ok(summarize(side, workers, &per_worker, &stats, until))
+    let mut row = summarize(side, workers, &per_worker, &stats, until, mixed.as_ref());
+    row.mixed = mixed;
+    Ok(row)
+}
+
+/// `procs` processes of this binary's `worker` subcommand with `tasks` tasks each, waiting by
+/// `strategy` (`core` or `writes`) on lock "hot" from `start_at` to `until`: every task's wants.
+async fn rust_workers(
+    ctx: &Ctx,
+    url: &str,
+    table: &str,
+    (procs, tasks, strategy): (usize, usize, &str),
+    start_at: f64,
+    until: f64,
+) -> Result<Vec<Vec<Want>>, String> {
+    let mut children = Vec::new();
+    for i in 0..procs {
+        let record = ctx.scratch.join(format!("{table}.{i}.json"));
+        let args = vec![
+            "worker".to_owned(),
+            "--endpoint".into(),
+            url.to_owned(),
+            "--table".into(),
+            table.to_owned(),
+            "--start-at".into(),
+            start_at.to_string(),
+            "--until".into(),
+            until.to_string(),
+            "--strategy".into(),
+            strategy.into(),
+            "--tasks".into(),
+            tasks.to_string(),
+            "--record".into(),
+            record.display().to_string(),
+        ];
+        let me = ctx.me.display().to_string();
+        children.push(tokio::spawn(async move {
+            run_child(&me, &args, &[], "contention worker").await?;
+            let text = std::fs::read_to_string(&record).map_err(|e| e.to_string())?;
+            let _ = std::fs::remove_file(&record);
+            serde_json::from_str::<Vec<Vec<Want>>>(&text).map_err(|e| e.to_string())
+        }));
+    }
+    let mut all = Vec::new();
+    for c in children {
+        all.extend(c.await.map_err(|e| e.to_string())??);
+    }
+    Ok(all)
+}
+
+/// Scans `store`'s table every 250 ms until `until` (straight to the server, not through the
+/// proxy, so the row's request counts leave it out): every key seen, with who held it then.
+async fn keys_during(
+    store: &Store,
+    until: f64,
+) -> Result<BTreeMap<String, BTreeSet<String>>, String> {
+    let client = store.client().await.map_err(|e| e.to_string())?;
+    let cfg = store.config();
+    let mut seen: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    while unix_now() < until {
+        let page = client
+            .scan()
+            .table_name(cfg.table())
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| format!("scan {}: {e:?}", cfg.table()))?;
+        for item in page.items() {
+            let Some(key) = item.get(cfg.key_attribute()).and_then(|k| k.as_s().ok()) else {
+                continue;
+            };
+            let who = if item.contains_key(ATTEMPT_ATTRIBUTE) {
+                "ddblock"
+            } else {
+                "laravel"
+            };
+            seen.entry(key.clone()).or_default().insert(who.into());
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    Ok(seen)
+}
+
+/// Every want's wait, ms: until the acquisition, or until the end of the run (`until`) for a want
+/// the run ended first.
+fn waits_ms<'a>(wants: impl IntoIterator<Item = &'a Want>, until: f64) -> Vec<f64> {
+    wants
+        .into_iter()
+        .map(|w| ((w.t_acq.unwrap_or(until) - w.t_try) * 1e3).max(0.0))
+        .collect()
+}
+
+/// Acquisitions of each worker.
+fn acquisitions_per_worker(per_worker: &[Vec<Want>]) -> Vec<usize> {
+    per_worker
+        .iter()
+        .map(|ws| ws.iter().filter(|w| w.acquired).count())
+        .collect()
+}
+
+/// Max / min of `counts` (`None`: a worker got none), and Jain's index (0 when none got any).
+fn fairness(counts: &[usize]) -> (Option<f64>, f64) {
+    let min = counts.iter().copied().min().unwrap_or(0);
+    let max = counts.iter().copied().max().unwrap_or(0);
+    let ratio = (min > 0).then(|| max as f64 / min as f64);
+    let sum: f64 = counts.iter().map(|&c| c as f64).sum();
+    let squares: f64 = counts.iter().map(|&c| (c as f64).powi(2)).sum();
+    let jain = if squares > 0.0 {
+        sum * sum / (counts.len() as f64 * squares)
+    } else {
+        0.0
+    };
+    (ratio, jain)
+}
+
+/// One kind's figures in the mixed run.
+fn kind_figures(per_worker: &[Vec<Want>], until: f64) -> KindFigures {
+    let counts = acquisitions_per_worker(per_worker);
+    let waits = waits_ms(per_worker.iter().flatten(), until);
+    KindFigures {
+        workers: per_worker.len(),
+        acquisitions: counts.iter().sum(),
+        min_per_worker: counts.iter().copied().min().unwrap_or(0),
+        max_per_worker: counts.iter().copied().max().unwrap_or(0),
+        median_wait_ms: quantile(&waits, 0.5),
+        p99_wait_ms: quantile(&waits, 0.99),
+        max_wait_ms: waits.iter().copied().fold(0.0, f64::max),
+    }
+}
+
+/// Holds of `a`'s workers overlapping a hold of `b`'s (acquire returned .. release began).
+fn cross_overlaps(a: &[Vec<Want>], b: &[Vec<Want>]) -> usize {
+    let holds = |ws: &[Vec<Want>]| -> Vec<(f64, f64)> {
+        ws.iter()
+            .flatten()
+            .filter_map(|w| Some((w.t_acq?, w.t_rel?)))
+            .collect()
+    };
+    let (a, b) = (holds(a), holds(b));
+    a.iter()
+        .filter(|(a0, a1)| b.iter().any(|(b0, b1)| a0 < b1 && b0 < a1))
+        .count()
 }
 
 fn summarize(
@@ -269,6 +455,7 @@ fn summarize(
     per_worker: &[Vec<Want>],
     stats: &ddblock_fault_proxy::Stats,
     until: f64,
+    mixed: Option<&MixedFigures>,
 ) -> ContentionRow {
     let mut held: Vec<&Want> = per_worker.iter().flatten().filter(|w| w.acquired).collect();
     held.sort_by(|a, b| a.t_acq.unwrap_or(0.0).total_cmp(&b.t_acq.unwrap_or(0.0)));
@@ -282,15 +469,12 @@ fn summarize(
             (next.t_try < rel).then_some((acq - rel) * 1e3)
         })
         .collect();
-    let max_wait_ms = per_worker
-        .iter()
-        .flatten()
-        .map(|w| (w.t_acq.unwrap_or(until) - w.t_try) * 1e3)
-        .fold(0.0, f64::max);
-    let counts: Vec<usize> = per_worker
-        .iter()
-        .map(|ws| ws.iter().filter(|w| w.acquired).count())
-        .collect();
+    let waits = waits_ms(per_worker.iter().flatten(), until);
+    let max_wait_ms = waits.iter().copied().fold(0.0, f64::max);
+    let mut counts = acquisitions_per_worker(per_worker);
+    // A worker that left no record at all (none expected) got nothing.
+    counts.resize(counts.len().max(workers), 0);
+    let (max_min_ratio, jain) = fairness(&counts);
     let refused_updates = stats.count(
         "UpdateItem",
         "forwarded_error:ConditionalCheckFailedException",
@@ -301,8 +485,14 @@ fn summarize(
     // dynalite ignores ALL_OLD, so ddblock reads the holder once after each refused write;
     // DynamoDB returns it with the refusal.
     let reads = gets.saturating_sub(refused_updates) as f64;
-    let read_units = match side {
-        Side::Laravel => reads * 0.5,
+    // Laravel reads once per release, eventually consistent (half a unit); ddblock's reads are
+    // consistent. The mixed run's proxy sees both: Laravel's are one per Laravel acquisition.
+    let read_units = match (side, mixed) {
+        (Side::Laravel, _) => reads * 0.5,
+        (Side::Mixed, Some(m)) => {
+            let lar = (m.laravel.acquisitions as f64).min(reads);
+            (reads - lar) + lar * 0.5
+        }
         _ => reads,
     };
     let per = |x: f64| x / acquisitions as f64;
@@ -327,6 +517,11 @@ fn summarize(
         usd_per_million: per(writes as f64) * WRU_PRICE + per(read_units) * RRU_PRICE,
         min_per_worker: counts.iter().copied().min().unwrap_or(0),
         max_per_worker: counts.iter().copied().max().unwrap_or(0),
+        median_wait_ms: quantile(&waits, 0.5),
+        p99_wait_ms: quantile(&waits, 0.99),
+        max_min_ratio,
+        jain,
+        mixed: None,
     }
 }
 

@@ -169,11 +169,24 @@ async fn run() -> Result<(), String> {
     }
     if only.contains("contention") {
         let mut rows = Vec::new();
-        for &w in &ctx.profile.contention_workers {
-            for side in [Side::Laravel, Side::Core, Side::Writes, Side::OneProcess] {
+        let sizes = &ctx.profile.contention_workers;
+        let mixed = ctx.profile.contention_mixed;
+        for &w in sizes {
+            let mut sides = vec![Side::Laravel, Side::Core, Side::Writes, Side::OneProcess];
+            if w == mixed {
+                sides.push(Side::Mixed);
+            }
+            for side in sides {
                 step(&format!("contention: {w} workers, {}", side.label()));
                 rows.push(contention::run_side(&ctx, &proxy, side, w).await?);
             }
+        }
+        if !sizes.contains(&mixed) {
+            step(&format!(
+                "contention: {mixed} workers, {}",
+                Side::Mixed.label()
+            ));
+            rows.push(contention::run_side(&ctx, &proxy, Side::Mixed, mixed).await?);
         }
         results["contention"] = to_json(&rows);
     }

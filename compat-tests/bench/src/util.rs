@@ -22,6 +22,9 @@ pub struct Profile {
     /// Worker counts of the contention figure, seconds per run, work and pause after a release.
     pub contention_workers: Vec<usize>,
     pub contention_secs: f64,
+    /// Workers of the mixed contention run (half stock Laravel, half ddblock, one key); run
+    /// right after the sides of that size, or after all of them if it is not in the list.
+    pub contention_mixed: usize,
     /// Waiters in one process on a key another holder keeps for `local_hold_secs`.
     pub local_waiters: Vec<usize>,
     pub local_hold_secs: f64,
@@ -48,8 +51,10 @@ impl Profile {
             req_cycles: 20,
             cpu_cycles: 1000,
             cpu_warmup: 300,
-            contention_workers: vec![2, 8, 32],
-            contention_secs: 15.0,
+            // 20 s: enough acquisitions per worker at 32 workers for max / min to mean something.
+            contention_workers: vec![2, 4, 8, 32],
+            contention_secs: 20.0,
+            contention_mixed: 8,
             local_waiters: vec![1, 8, 32],
             local_hold_secs: 3.0,
             scaling: vec![1, 4, 16, 64, 256],
@@ -69,6 +74,7 @@ impl Profile {
             cpu_warmup: 5,
             contention_workers: vec![2],
             contention_secs: 1.0,
+            contention_mixed: 4,
             local_waiters: vec![1, 4],
             local_hold_secs: 0.4,
             scaling: vec![1, 4],

@@ -250,7 +250,7 @@ fn lock_write(entry: &Value, keys: &Keys) -> LockWrite {
     let update = req["UpdateExpression"].as_str().unwrap_or("");
     let num = |v: Option<&Value>| v.and_then(scalar).and_then(|s| s.parse::<i64>().ok());
     match entry["op"].as_str().unwrap_or("") {
-        // The keep-fence release (`SET #expires_at = :expires_at REMOVE #value, #attempt`):
+        // The keep-fence release (`SET #expires_at = :expires_at REMOVE #value, #attempt, #since`):
         // conditioned on the owner, a release; on `attribute_exists(#key)`, a force release.
         "UpdateItem" if update.contains("REMOVE") && cond.contains(":owner") => LockWrite::Release,
         "UpdateItem" if update.contains("REMOVE") => LockWrite::Delete,

@@ -74,7 +74,7 @@ pub fn delete_attempt(cfg: &Config, s: &mut State, client: u8, n: u8, keep: Opti
     }
 }
 
-/// What a keep-fence release leaves: `SET #expires_at = :past REMOVE #value, #attempt`.
+/// What a keep-fence release leaves: `SET #expires_at = :past REMOVE #value, #attempt, #since`.
 fn kept(i: Item, past: Tick) -> Item {
     Item {
         owner: NOBODY,

@@ -6,7 +6,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 
 use crate::config::StoreConfig;
 use crate::format::item::{
-    parse_timestamp, Expiry, ItemView, Value, ATTEMPT_ATTRIBUTE, FENCE_ATTRIBUTE,
+    parse_timestamp, Expiry, ItemView, Value, ATTEMPT_ATTRIBUTE, FENCE_ATTRIBUTE, SINCE_ATTRIBUTE,
 };
 use crate::holder::StoredValue;
 
@@ -75,12 +75,17 @@ pub(super) fn view(cfg: &StoreConfig, item: &Item) -> ItemView {
         Some(AttributeValue::S(a)) => Some(a.clone()),
         _ => None,
     };
+    let since = match item.get(SINCE_ATTRIBUTE) {
+        Some(AttributeValue::N(n)) => n.trim().parse::<i64>().ok(),
+        _ => None,
+    };
     ItemView {
         key,
         value,
         expiry,
         fence,
         attempt,
+        since,
     }
 }
 

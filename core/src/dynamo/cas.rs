@@ -37,7 +37,7 @@ pub(crate) enum CasWrite {
     /// SDK retried), so it may have landed. `old`: the item when the server returned it.
     Refused {
         retried: bool,
-        old: Option<VersionedItem>,
+        old: Option<Box<VersionedItem>>,
     },
 }
 
@@ -237,7 +237,7 @@ impl Table {
         }
         Ok(CasWrite::Refused {
             retried: attempts.0.load(Ordering::SeqCst) > 1,
-            old: old.map(|i| versioned(c, &i)),
+            old: old.map(|i| Box::new(versioned(c, &i))),
         })
     }
 }

@@ -16,11 +16,13 @@ use super::Table;
 use crate::config::StoreConfig;
 use crate::error::{Error, Result};
 use crate::format::input::Amount;
-use crate::format::item::{ItemView, Take, ATTEMPT_ATTRIBUTE, FENCE_ATTRIBUTE};
+use crate::format::item::{ItemView, Take, ATTEMPT_ATTRIBUTE, FENCE_ATTRIBUTE, SINCE_ATTRIBUTE};
 use crate::holder::StoredValue;
 
-/// The update of a keep-fence release: expired, no owner, no attempt id; `ddblock_fence` stays.
-const RELEASE_KEEPING_FENCE: &str = "SET #expires_at = :expires_at REMOVE #value, #attempt";
+/// The update of a keep-fence release: expired, no owner, no attempt id, no waiter's stamp (it
+/// belongs to the holder that leaves: one left behind would mislead the next holder's waiters);
+/// `ddblock_fence` stays.
+const RELEASE_KEEPING_FENCE: &str = "SET #expires_at = :expires_at REMOVE #value, #attempt, #since";
 
 /// The answer to [`Table::take_lock`].
 #[derive(Debug)]
@@ -111,6 +113,8 @@ impl Table {
     /// Laravel's `add()` condition `attribute_not_exists(#key) OR #expires_at < :now` where `:now`
     /// is `cutoff` (now minus the clock-skew margin). The old item comes back on a failed
     /// condition (`ALL_OLD`). `deadline` bounds the whole operation, the SDK's retries included.
+    /// An acquisition that waited also sets `ddblock_since` (when it began waiting, Unix ms), which
+    /// other waiters read to let the longest waiting go first.
     pub(crate) async fn take_lock(&self, t: &Take<'_>) -> Result<TakeLock> {
         let Take {
             key: k,
@@ -119,19 +123,26 @@ impl Table {
             expires_at,
             cutoff,
             fence_base,
+            since_ms,
             deadline,
         } = *t;
         let c = self.config();
-        let req = self
+        const SET: &str = "SET #value = :owner, #expires_at = :expires_at, #attempt = :attempt, \
+                           #fence = if_not_exists(#fence, :fence_base) + :one";
+        let mut req = self
             .client()
             .await?
             .update_item()
             .table_name(c.table())
-            .set_key(Some(attr::key(c, k)))
-            .update_expression(
-                "SET #value = :owner, #expires_at = :expires_at, #attempt = :attempt, \
-                 #fence = if_not_exists(#fence, :fence_base) + :one",
-            )
+            .set_key(Some(attr::key(c, k)));
+        req = match since_ms {
+            None => req.update_expression(SET),
+            Some(since) => req
+                .update_expression(format!("{SET}, #since = :since"))
+                .expression_attribute_names("#since", SINCE_ATTRIBUTE)
+                .expression_attribute_values(":since", attr::num(since)),
+        };
+        let req = req
             .condition_expression("attribute_not_exists(#key) OR #expires_at < :now")
             .expression_attribute_names("#key", c.key_attribute())
             .expression_attribute_names("#value", c.value_attribute())
@@ -230,6 +241,7 @@ impl Table {
             .expression_attribute_names("#value", c.value_attribute())
             .expression_attribute_names("#expires_at", c.expiration_attribute())
             .expression_attribute_names("#attempt", ATTEMPT_ATTRIBUTE)
+            .expression_attribute_names("#since", SINCE_ATTRIBUTE)
             .expression_attribute_values(":owner", attr::stored(owner))
             .expression_attribute_values(":attempt", AttributeValue::S(attempt.to_owned()))
             .expression_attribute_values(":expires_at", attr::num(expires_at))
@@ -276,8 +288,8 @@ impl Table {
     }
 
     /// ddblock's keep-fence release: ONE UpdateItem `SET #expires_at = :expires_at REMOVE #value,
-    /// #attempt` conditioned on `#value = :owner`, as [`Self::delete_if_value`] (old item on a
-    /// failed condition). The item stays, expired and without an owner, with its
+    /// #attempt, #since` conditioned on `#value = :owner`, as [`Self::delete_if_value`] (old item
+    /// on a failed condition). The item stays, expired and without an owner, with its
     /// `ddblock_fence`; `expires_at` is [`crate::format::item::released_expiry`].
     pub(crate) async fn expire_if_value(
         &self,
@@ -297,6 +309,7 @@ impl Table {
             .expression_attribute_names("#value", c.value_attribute())
             .expression_attribute_names("#expires_at", c.expiration_attribute())
             .expression_attribute_names("#attempt", ATTEMPT_ATTRIBUTE)
+            .expression_attribute_names("#since", SINCE_ATTRIBUTE)
             .expression_attribute_values(":owner", attr::stored(value))
             .expression_attribute_values(":expires_at", attr::num(expires_at))
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
@@ -332,6 +345,7 @@ impl Table {
             .expression_attribute_names("#value", c.value_attribute())
             .expression_attribute_names("#expires_at", c.expiration_attribute())
             .expression_attribute_names("#attempt", ATTEMPT_ATTRIBUTE)
+            .expression_attribute_names("#since", SINCE_ATTRIBUTE)
             .expression_attribute_values(":expires_at", attr::num(expires_at))
             .send()
             .await;

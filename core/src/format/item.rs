@@ -18,6 +18,11 @@ pub const FENCE_ATTRIBUTE: &str = "ddblock_fence";
 /// attempt tells its own write (a retry after a lost answer) from another handle's with the same
 /// owner. Laravel ignores it.
 pub const ATTEMPT_ATTRIBUTE: &str = "ddblock_attempt";
+/// When the acquirer began waiting for the lock, Unix milliseconds: written by acquisitions that
+/// waited (`block`, `acquire_within`), read by other waiters to let the longest waiting go first.
+/// Laravel ignores it; a stale one (left by an acquire that did not wait) only shifts waiters'
+/// timing, never who may hold the lock.
+pub const SINCE_ATTRIBUTE: &str = "ddblock_since";
 
 /// How far before the release a keep-fence release sets `expires_at` ([`released_expiry`]).
 pub const RELEASED_EXPIRY_BACK_SECS: i64 = 86_400;
@@ -85,6 +90,8 @@ pub struct ItemView {
     pub fence: Option<u64>,
     /// The acquire attempt that wrote the item ([`ATTEMPT_ATTRIBUTE`]), when there is one.
     pub attempt: Option<String>,
+    /// When the holder began waiting ([`SINCE_ATTRIBUTE`], Unix ms), when it is a number.
+    pub since: Option<i64>,
 }
 
 impl ItemView {
@@ -94,6 +101,7 @@ impl ItemView {
     pub fn holder(&self) -> Holder {
         Holder {
             fence: self.fence,
+            since_ms: self.since,
             ..holder(self.value.stored().cloned(), self.expiry.at())
         }
     }
@@ -157,6 +165,7 @@ pub fn holder(value: Option<StoredValue>, expires_at: Option<i64>) -> Holder {
         value,
         expires_at,
         fence: None,
+        since_ms: None,
     }
 }
 
@@ -232,6 +241,9 @@ pub(crate) struct Take<'a> {
     pub cutoff: i64,
     /// The fencing token to start from when the item has none (the clock in microseconds).
     pub fence_base: u64,
+    /// When this acquirer began waiting (Unix ms), written as [`SINCE_ATTRIBUTE`]; `None` for an
+    /// acquire that does not wait (its request stays Laravel's item plus attempt and fence).
+    pub since_ms: Option<i64>,
     /// When the whole request (retries included) must have ended, plus one attempt timeout.
     pub deadline: Option<Instant>,
 }
@@ -288,6 +300,7 @@ mod tests {
             expiry: Expiry::Never,
             fence: None,
             attempt: None,
+            since: None,
         };
         let e = v.live_value("k", "expires_at", 0).unwrap_err().to_string();
         assert!(e.contains("\"k\"") && e.contains("BOOL"), "{e}");
@@ -297,6 +310,7 @@ mod tests {
             expiry: Expiry::Invalid("S \"soon\"".into()),
             fence: None,
             attempt: None,
+            since: None,
         };
         let e = v.live_value("k", "expires_at", 0).unwrap_err().to_string();
         assert!(e.contains("\"k\"") && e.contains("expires_at"), "{e}");

@@ -161,6 +161,7 @@ mod tests {
                 expiry: Expiry::Never,
                 fence: None,
                 attempt: None,
+                since: None,
             },
             version,
             writes: writes.iter().map(|(s, t)| (*s, (*t).to_owned())).collect(),

@@ -27,11 +27,16 @@ impl Lock {
     /// error. A write whose answer was lost is sent again; if its outcome is still unknown, this
     /// attempt's write is deleted again (if it landed) and [`Error::OutcomeUnknown`] says so.
     pub async fn acquire(&self) -> Result<AcquireOutcome> {
-        self.acquire_by(None).await
+        self.acquire_by(None, None).await
     }
 
-    /// One attempt whose requests end by `deadline` (plus one attempt timeout).
-    pub(crate) async fn acquire_by(&self, deadline: Option<Instant>) -> Result<AcquireOutcome> {
+    /// One attempt whose requests end by `deadline` (plus one attempt timeout); a waiting
+    /// acquisition passes when it began waiting (`since_ms`, written as `ddblock_since`).
+    pub(crate) async fn acquire_by(
+        &self,
+        deadline: Option<Instant>,
+        since_ms: Option<i64>,
+    ) -> Result<AcquireOutcome> {
         let s = &*self.spec;
         let (attempt, fixed_base) = match &self.fixed_attempt {
             Some(f) => (f.id.clone(), Some(f.fence_base)),
@@ -63,6 +68,7 @@ impl Lock {
                     expires_at,
                     cutoff: now.saturating_sub(margin),
                     fence_base: fixed_base.unwrap_or_else(fence_base),
+                    since_ms,
                     deadline,
                 })
                 .await;
@@ -170,6 +176,7 @@ impl Lock {
             value: None,
             expires_at: None,
             fence: None,
+            since_ms: None,
         });
         tracing::debug!(lock = %s.name, holder = %holder, "held (the lock kept changing hands)");
         Ok(AcquireOutcome::Held(holder))

@@ -37,6 +37,9 @@ pub(crate) trait LockBackend: Send + Sync + fmt::Debug {
     /// The current Unix time by the configured clock.
     fn now(&self) -> i64;
 
+    /// The current Unix time in milliseconds by the configured clock (a waiter's `since`).
+    fn now_millis(&self) -> i64;
+
     /// Writes the lock item if the key is free or its lock expired before `take.cutoff`.
     fn try_acquire<'a>(&'a self, take: Take<'a>) -> BoxFuture<'a, Result<Attempt>>;
 

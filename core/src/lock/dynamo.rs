@@ -19,6 +19,10 @@ impl LockBackend for Table {
         Table::now(self)
     }
 
+    fn now_millis(&self) -> i64 {
+        Table::now_millis(self)
+    }
+
     fn try_acquire<'a>(&'a self, t: Take<'a>) -> BoxFuture<'a, Result<Attempt>> {
         async move {
             let answer = self.take_lock(&t).await?;

@@ -6,6 +6,7 @@
 mod attempt;
 mod backend;
 mod dynamo;
+mod fair;
 mod lease;
 mod s3;
 mod wait;

@@ -53,6 +53,10 @@ impl LockBackend for Bucket {
         Bucket::now(self)
     }
 
+    fn now_millis(&self) -> i64 {
+        Bucket::now_millis(self)
+    }
+
     fn try_acquire<'a>(&'a self, t: Take<'a>) -> BoxFuture<'a, Result<Attempt>> {
         async move {
             let mine = LockObject {

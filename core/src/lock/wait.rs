@@ -5,6 +5,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::{Duration, Instant};
 
+use super::fair::{self, Place};
 use super::{waiters, AcquireOutcome, Lock, ReleaseOutcome};
 use crate::error::{Error, Result};
 use crate::holder::Holder;
@@ -116,12 +117,15 @@ impl Lock {
     /// while the lock is held watches it with consistent reads (pauses from the lock's backoff,
     /// capped exponential with jitter, and never past the holder's expiry plus the margin) and
     /// writes again only when it looks free, until acquired or `d` has passed; then returns the
-    /// last `Held` answer ([`Wait::Forever`]: until acquired or cancelled). Waiters of this process on one key take turns: one watches, the
-    /// others queue (first come, first served); a release in this process wakes the watcher at
-    /// once; a waiter sends nothing to learn that a handle of this process holds the lock, and
-    /// looks before it writes when this process saw the lock held in the last 10 s. Every
-    /// request ends by the deadline plus one attempt timeout. The one "acquire with wait" of
-    /// every front.
+    /// last `Held` answer ([`Wait::Forever`]: until acquired or cancelled). Waiters of this
+    /// process on one key take turns: one watches, the others queue (first come, first served);
+    /// a release in this process wakes the watcher at once; a waiter sends nothing to learn that
+    /// a handle of this process holds the lock, and looks before it writes when this process saw
+    /// the lock held in the last 10 s. Between processes the longest waiting goes first: the
+    /// acquire write stamps when the wait began (`ddblock_since`) and waiters time their looks
+    /// and writes by the holders' stamps (docs/semantics.md#waiting), with no extra request.
+    /// Every request ends by the deadline plus one attempt timeout. The one "acquire with wait"
+    /// of every front.
     pub async fn acquire_within(&self, wait: impl Into<Wait>) -> Result<AcquireOutcome> {
         // "Try once" is the same path as `acquire`: a lost answer is sent again (a zero deadline
         // would allow no resend) and nothing is read before the write.
@@ -131,25 +135,54 @@ impl Lock {
             Wait::UpTo(d) => Instant::now().checked_add(d),
             Wait::Forever => None,
         };
+        // When this waiter began waiting (Unix ms): its writes stamp it as `ddblock_since`, and
+        // it orders itself against the holders' stamps (`fair.rs`).
+        let since_ms = self.backend.now_millis();
+        let started = Instant::now();
         let queue = waiters::join(&self.spec.wait_key);
         let _turn = match deadline {
             None => queue.turn().await,
             Some(d) => match tokio::time::timeout_at(d.into(), queue.turn()).await {
                 Ok(turn) => turn,
                 // Other waiters of this process had the lock all along: one last try answers.
-                Err(_) => return self.acquire_by(deadline).await,
+                Err(_) => return self.acquire_by(deadline, Some(since_ms)).await,
             },
         };
+        let mut place = Place::new(since_ms, &queue.memory());
+        let out = self.watch_and_take(deadline, &queue, &mut place).await;
+        let acquired_after =
+            matches!(out, Ok(AcquireOutcome::Acquired { .. })).then(|| started.elapsed());
+        queue.remember(place.memory(acquired_after));
+        out
+    }
+
+    /// The wait itself, once it is this waiter's turn in its process: write or look, watch, and
+    /// write again when the lock looks free and it is this waiter's turn among all processes.
+    async fn watch_and_take(
+        &self,
+        deadline: Option<Instant>,
+        queue: &waiters::Membership,
+        place: &mut Place,
+    ) -> Result<AcquireOutcome> {
+        let since = Some(place.since_ms());
         // A handle of this process holds it: no request needed to learn that, watch. This
-        // process saw it held lately: look before writing (a read costs a fifth of a write).
+        // process saw it held lately: look before writing (a read costs a fifth of a write),
+        // and if this process has just released it, look only after a pause, so that remote
+        // waiters who waited longer take it first.
         let local = queue.held_locally(self.backend.now());
-        let mut look_now = !local && queue.recently_contended();
-        let mut write = !local && !look_now;
+        let contended = !local && queue.recently_contended();
+        let mut first_pause = if contended && queue.released_lately(fair::JUST_RELEASED) {
+            fair::yield_after_release(&queue.memory(), &self.backoff)
+        } else {
+            None
+        };
+        let mut look_now = contended && first_pause.is_none();
+        let mut write = !local && !contended;
         let mut look = 0u32;
-        let mut holder = None;
+        let mut holder: Option<Holder> = None;
         loop {
             if write {
-                match self.acquire_by(deadline).await? {
+                match self.acquire_by(deadline, since).await? {
                     AcquireOutcome::Held(h) if !left(deadline).is_zero() => {
                         queue.seen_held();
                         holder = Some(h);
@@ -158,21 +191,42 @@ impl Lock {
                 }
             }
             write = true;
-            // Watch until the lock looks free, a local release says it is, or time is up.
+            // Watch until the lock looks free (and this waiter's turn, `fair.rs`), a local
+            // release says it is, or time is up.
             loop {
                 if !look_now {
-                    let pause = self
-                        .backoff
-                        .delay(look, rand::random::<f64>())
+                    let pause = first_pause
+                        .take()
+                        .or_else(|| {
+                            let rand = rand::random::<f64>();
+                            holder
+                                .as_ref()
+                                .map(|h| place.pause(h, look, &self.backoff, rand))
+                        })
+                        .unwrap_or_else(|| self.backoff.delay(look, rand::random::<f64>()))
                         .min(left(deadline))
                         .min(self.until_takeover(holder.as_ref()));
                     look = look.saturating_add(1);
-                    tokio::select! {
-                        _ = tokio::time::sleep(pause) => {}
-                        _ = queue.released() => break,
-                    }
+                    let released = tokio::select! {
+                        _ = tokio::time::sleep(pause) => false,
+                        _ = queue.released() => true,
+                    };
                     if left(deadline).is_zero() {
-                        return self.timed_out(holder).await;
+                        return self.timed_out(holder, since).await;
+                    }
+                    if released {
+                        // Freed in this process: write now, unless older remote waiters are
+                        // likely, then look once more after holding back.
+                        match place.hold_back() {
+                            None => break,
+                            Some(d) => {
+                                tokio::time::sleep(d.min(left(deadline))).await;
+                                if left(deadline).is_zero() {
+                                    // It was free: one last try answers.
+                                    return self.timed_out(None, since).await;
+                                }
+                            }
+                        }
                     }
                 }
                 look_now = false;
@@ -180,7 +234,7 @@ impl Lock {
                 let seen = match deadline {
                     Some(d) => match tokio::time::timeout_at(d.into(), read).await {
                         Ok(seen) => seen?,
-                        Err(_) => return self.timed_out(holder).await,
+                        Err(_) => return self.timed_out(holder, since).await,
                     },
                     None => read.await?,
                 };
@@ -189,7 +243,17 @@ impl Lock {
                         queue.seen_held();
                         holder = Some(h);
                     }
-                    _ => break,
+                    // Free: write, unless older waiters are likely (then look again shortly).
+                    _ => match place.hold_back() {
+                        None => break,
+                        Some(d) => {
+                            tokio::time::sleep(d.min(left(deadline))).await;
+                            if left(deadline).is_zero() {
+                                return self.timed_out(None, since).await;
+                            }
+                            look_now = true;
+                        }
+                    },
                 }
             }
         }
@@ -218,10 +282,14 @@ impl Lock {
     }
 
     /// The answer of a wait whose deadline passed while watching: the last holder seen.
-    async fn timed_out(&self, holder: Option<Holder>) -> Result<AcquireOutcome> {
+    async fn timed_out(
+        &self,
+        holder: Option<Holder>,
+        since: Option<i64>,
+    ) -> Result<AcquireOutcome> {
         match holder {
             Some(h) => Ok(AcquireOutcome::Held(h)),
-            None => self.acquire_by(Some(Instant::now())).await,
+            None => self.acquire_by(Some(Instant::now()), since).await,
         }
     }
 

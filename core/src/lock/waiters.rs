@@ -30,6 +30,22 @@ struct Entry {
     held_until: Option<i64>,
     /// When a waiter of this process last saw the lock held by someone else.
     seen_held: Option<Instant>,
+    /// When a handle of this process last released the lock.
+    released_at: Option<Instant>,
+    /// What this process's waiters learnt of the waiting between processes (`fair.rs`).
+    memory: Memory,
+}
+
+/// What a process remembers of a contended key between its waits, so that a new wait starts
+/// with it (`fair.rs`).
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub(crate) struct Memory {
+    /// The `ddblock_since` of the last holder seen, or of this process's own last acquisition.
+    pub(crate) last_since: Option<i64>,
+    /// The usual spacing, in ms, between the `since` of one holder and the next.
+    pub(crate) spacing_ms: Option<f64>,
+    /// How long this process's last wait on the key lasted.
+    pub(crate) last_wait: Option<Duration>,
 }
 
 impl Entry {
@@ -106,6 +122,7 @@ pub(crate) fn released(key: &str) {
             return;
         };
         entry.held_until = None;
+        entry.released_at = Some(Instant::now());
         let waiters = entry.waiters.upgrade();
         if !entry.live(None) {
             map.remove(key);
@@ -141,6 +158,29 @@ impl Membership {
     pub(crate) fn seen_held(&self) {
         if let Some(e) = registry().get_mut(&self.key) {
             e.seen_held = Some(Instant::now());
+        }
+    }
+
+    /// Whether a handle of this process released the lock less than `within` ago while it was
+    /// contended (then remote waiters that waited longer should get it first).
+    pub(crate) fn released_lately(&self, within: Duration) -> bool {
+        registry().get(&self.key).is_some_and(|e| {
+            e.recently_contended() && e.released_at.is_some_and(|t| t.elapsed() < within)
+        })
+    }
+
+    /// What this process remembers of the key's waiting.
+    pub(crate) fn memory(&self) -> Memory {
+        registry()
+            .get(&self.key)
+            .map(|e| e.memory)
+            .unwrap_or_default()
+    }
+
+    /// Keeps what a waiter learnt for the next wait on the key.
+    pub(crate) fn remember(&self, memory: Memory) {
+        if let Some(e) = registry().get_mut(&self.key) {
+            e.memory = memory;
         }
     }
 

@@ -64,6 +64,11 @@ impl Bucket {
         self.inner.cfg.clock.now()
     }
 
+    /// The configured clock in Unix milliseconds.
+    pub(crate) fn now_millis(&self) -> i64 {
+        self.inner.cfg.clock.now_millis()
+    }
+
     async fn client(&self) -> aws_sdk_s3::Client {
         self.inner.client.get(&self.inner.cfg).await
     }

@@ -20,6 +20,15 @@ pub trait Clock: Send + Sync + fmt::Debug {
     fn now_precise(&self) -> Option<f64> {
         None
     }
+
+    /// Milliseconds since the Unix epoch: the precise time when this clock has it, else the whole
+    /// second. What a waiter stamps on its acquisition (`ddblock_since`) to order waiters fairly.
+    fn now_millis(&self) -> i64 {
+        match self.now_precise() {
+            Some(s) if s.is_finite() => (s * 1000.0) as i64,
+            _ => self.now().saturating_mul(1000),
+        }
+    }
 }
 
 /// The system clock.
