@@ -16,9 +16,10 @@
 #                                            # scaling, stuck); the docs are left alone
 #
 # Installs what it needs (compat-tests/setup.sh; matplotlib into compat-tests/bench/.venv from the
-# pinned compat-tests/bench/requirements.txt), builds the Python and Node bindings, the CLI and the
-# bench (compat-tests/bench), starts its own moto and dynalite (compat-tests/.run/bench/servers),
-# runs everything, prints one summary table and stops the servers.
+# pinned compat-tests/bench/requirements.txt), builds the Python and Node bindings, the CLI, the
+# Rust peer (ddblock-peer: the Rust contention workers) and the bench (compat-tests/bench), starts
+# its own moto and dynalite (compat-tests/.run/bench/servers), runs everything, prints one summary
+# table and stops the servers.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)" # compat-tests/
 ROOT="$(cd "$HERE/.." && pwd)"
@@ -64,14 +65,14 @@ if [[ $profile == full ]]; then
     bash bindings/node/test.sh # npm ci, and the debug module the types are checked against
     (cd bindings/node && npx napi build --platform --release --js native.js --dts native.d.ts -o "$OUT/node" >/dev/null)
     export NAPI_RS_NATIVE_LIBRARY_PATH="$OUT/node/ddblock.linux-x64-gnu.node"
-    cargo build --quiet --release -p ddblock-bench -p ddblock-cli
+    cargo build --quiet --release -p ddblock-bench -p ddblock-cli -p ddblock-test-support --bin ddblock-bench --bin ddblock --bin ddblock-peer
     BIN="$TARGET/release"
 else
     if [[ $prebuilt == 0 ]]; then
         bindings/python/test.sh
         bash bindings/node/test.sh
     fi
-    cargo build --quiet -p ddblock-bench -p ddblock-cli
+    cargo build --quiet -p ddblock-bench -p ddblock-cli -p ddblock-test-support --bin ddblock-bench --bin ddblock --bin ddblock-peer
     BIN="$TARGET/debug"
 fi
 unset DDBLOCK_BUILD_ONLY
@@ -86,7 +87,7 @@ source "$DDBLOCK_RUN_DIR/env"
 
 args=(run --profile "$profile" --out "$OUT/results.json")
 [[ -n $only ]] && args+=(--only "$only")
-BENCH_PYTHON="$ROOT/bindings/python/.venv/bin/python" BENCH_CLI="$BIN/ddblock" \
+BENCH_PYTHON="$ROOT/bindings/python/.venv/bin/python" BENCH_CLI="$BIN/ddblock" BENCH_PEER="$BIN/ddblock-peer" \
     "$BIN/ddblock-bench" "${args[@]}"
 
 report=("$HERE/bench/report.py" "$OUT/results.json" --plots "$OUT/plots")

@@ -1,6 +1,6 @@
 <?php
 /**
- * Fixture generator for ddblock's PHP value codec (core/src/codec).
+ * Fixture generator for ddblock's PHP value codec (core/src/format/codec).
  *
  * Usage (from the repository root):
  *   php compat-tests/conformance/gen-codec-fixtures.php > compat-tests/conformance/php-codec.json

@@ -157,19 +157,23 @@ class Ctx:
             ExpressionAttributeValues={":owner": stored(owner), ":attempt": {"S": ATTEMPT}},
         )
 
-    def expire_attempt(self, owner: str) -> dict:
-        """The keep-fence clean-up: the keep-fence release's update under the clean-up's condition."""
+    def expire(self, condition: str, names: tuple = (), values: dict | None = None, **extra) -> dict:
+        """The keep-fence update under CONDITION (its own NAMES first, then the update's; its VALUES
+        before :expires_at): expires the item a day back and removes its owner, attempt id and
+        waiting stamp, keeping the fence."""
         return self.request(
             "UpdateItem",
             UpdateExpression="SET #expires_at = :expires_at REMOVE #value, #attempt, #since",
-            ConditionExpression="#value = :owner AND #attempt = :attempt",
-            ExpressionAttributeNames=self.names("#value", "#expires_at", "#attempt", "#since"),
-            ExpressionAttributeValues={
-                ":owner": stored(owner),
-                ":attempt": {"S": ATTEMPT},
-                ":expires_at": {"N": str(RELEASED_AT)},
-            },
+            ConditionExpression=condition,
+            ExpressionAttributeNames=self.names(*names, "#value", "#expires_at", "#attempt", "#since"),
+            ExpressionAttributeValues={**(values or {}), ":expires_at": {"N": str(RELEASED_AT)}},
+            **extra,
         )
+
+    def expire_attempt(self, owner: str) -> dict:
+        """The keep-fence clean-up: the keep-fence release's update under the clean-up's condition."""
+        return self.expire("#value = :owner AND #attempt = :attempt",
+                           values={":owner": stored(owner), ":attempt": {"S": ATTEMPT}})
 
     def delete_owned(self, owner: str) -> dict:
         return self.request(
@@ -182,24 +186,12 @@ class Ctx:
 
     def expire_owned(self, owner: str) -> dict:
         """The keep-fence release: expire the item and drop owner and attempt id, keeping the fence."""
-        return self.request(
-            "UpdateItem",
-            UpdateExpression="SET #expires_at = :expires_at REMOVE #value, #attempt, #since",
-            ConditionExpression="#value = :owner",
-            ExpressionAttributeNames=self.names("#value", "#expires_at", "#attempt", "#since"),
-            ExpressionAttributeValues={":owner": stored(owner), ":expires_at": {"N": str(RELEASED_AT)}},
-            ReturnValuesOnConditionCheckFailure="ALL_OLD",
-        )
+        return self.expire("#value = :owner", values={":owner": stored(owner)},
+                           ReturnValuesOnConditionCheckFailure="ALL_OLD")
 
     def expire_any(self) -> dict:
         """The keep-fence forceRelease(): the same update whoever holds the lock, only if there is an item."""
-        return self.request(
-            "UpdateItem",
-            UpdateExpression="SET #expires_at = :expires_at REMOVE #value, #attempt, #since",
-            ConditionExpression="attribute_exists(#key)",
-            ExpressionAttributeNames=self.names("#key", "#value", "#expires_at", "#attempt", "#since"),
-            ExpressionAttributeValues={":expires_at": {"N": str(RELEASED_AT)}},
-        )
+        return self.expire("attribute_exists(#key)", names=("#key",))
 
     def delete_any(self) -> dict:
         return self.request("DeleteItem")

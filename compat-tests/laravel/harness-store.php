@@ -10,6 +10,7 @@ declare(strict_types=1);
 
 use Aws\DynamoDb\DynamoDbClient;
 use Illuminate\Cache\DynamoDbStore;
+use Illuminate\Support\Str;
 
 /** The environment variable `$name`, else `$default`; an error when neither. */
 function env_or(string $name, ?string $default = null): string
@@ -200,4 +201,22 @@ function lock_holder(DynamoDbStore $store, DynamoDbClient $client, string $name)
     }
 
     return ['owner' => $owner, 'expires_at' => $expiresAt];
+}
+
+/**
+ * The cache prefix Laravel's config/cache.php derives from APP_NAME `$appName` (CACHE_PREFIX
+ * unset) in the version DDB_LAYOUT names, written as that config file writes it, over Laravel's
+ * own Str::slug (Debian's 8.83 with stock Laravel): 8.x and 11.x slug with '_' and add '_cache' /
+ * '_cache_', 12.x slugs with '-' and adds '-cache-'.
+ */
+function config_cache_prefix(string $appName): string
+{
+    switch (env_or('DDB_LAYOUT', 'laravel8')) {
+        case 'laravel8':
+            return Str::slug($appName, '_') . '_cache';
+        case 'laravel11':
+            return Str::slug($appName, '_') . '_cache_';
+        default:
+            return Str::slug($appName) . '-cache-';
+    }
 }

@@ -27,6 +27,10 @@
  *   {"op":"forever","key":k,"v":b64}              -> {"ok":true,"result":bool}
  *   {"op":"raw","call":"GetItem","params":{...}}  -> {"ok":true,"result":{...}}  (any DynamoDB
  *                                                    operation; params and result in DynamoDB's wire JSON)
+ *   {"op":"slug","name":n}                        -> {"ok":true,"slug":s,"slug_underscore":s,"prefix":p}
+ *                                                    (Laravel's Str::slug(n) and Str::slug(n, '_'), and
+ *                                                    the cache prefix config/cache.php of DDB_LAYOUT's
+ *                                                    version derives from APP_NAME=n; nothing is sent)
  * `lock.refresh` needs DDB_LAYOUT=laravel12 with stock Laravel (8.83 and 11 have no refresh()).
  * The ddblock-only patterns (once, cas, lock.counter, takeover) answer "unsupported".
  */
@@ -59,6 +63,7 @@ require_once __DIR__ . '/harness-loops.php';
 use Aws\DynamoDb\DynamoDbClient;
 use Illuminate\Cache\DynamoDbStore;
 use Illuminate\Contracts\Cache\LockTimeoutException;
+use Illuminate\Support\Str;
 
 function run_command(DynamoDbStore $store, DynamoDbClient $client, array $cmd): array
 {
@@ -131,6 +136,14 @@ function run_command(DynamoDbStore $store, DynamoDbClient $client, array $cmd): 
             unset($result['@metadata']);
 
             return ['result' => (object) sdk_to_wire($result)];
+        case 'slug':
+            $name = (string) field($cmd, 'name');
+
+            return [
+                'slug' => Str::slug($name),
+                'slug_underscore' => Str::slug($name, '_'),
+                'prefix' => config_cache_prefix($name),
+            ];
         case 'cycles':
             return run_cycles($store, $cmd);
         case 'chaos':

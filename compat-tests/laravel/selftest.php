@@ -112,6 +112,15 @@ try {
     check('hello -> lang php, driver laravel, now (fractional)', $h['lang'] === 'php' && $h['driver'] === 'laravel'
         && is_numeric($h['now']) && abs($h['now'] - microtime(true)) < 5, $h);
 
+    $want = [
+        'laravel8' => 'my_shop_app_cache',
+        'laravel11' => 'my_shop_app_cache_',
+        'laravel12' => 'my-shop-app-cache-',
+    ][$layout];
+    $sl = ok(['op' => 'slug', 'name' => 'My Shop-App']);
+    check("slug 'My Shop-App' -> my-shop-app, my_shop_app, prefix $want", $sl['slug'] === 'my-shop-app'
+        && $sl['slug_underscore'] === 'my_shop_app' && $sl['prefix'] === $want, $sl);
+
     // --- lock acquire / release ---------------------------------------------
     $k = ok(['op' => 'lock.key', 'name' => 'orders']);
     check("lock.key orders -> {$lockKey('orders')}", $k['key'] === $lockKey('orders'), $k);

@@ -11,7 +11,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use common::{laravel_item, on_servers, s, Env, FaultyTable, Server};
 use ddblock::admin::ItemKind;
-use ddblock::{AcquireOutcome, ReleaseMode, ReleaseOutcome, Store, StoreConfig};
+use ddblock::{AcquireOutcome, Lock, ReleaseMode, ReleaseOutcome, Store, StoreConfig};
 use ddblock_fault_proxy::{FaultConfig, DROPPED};
 
 fn fence_of(o: AcquireOutcome) -> u64 {
@@ -29,6 +29,14 @@ fn keep_fence(env: &Env) -> Store {
     )
 }
 
+/// Takes lock `name` of `store` (ttl 30 s) and releases it: the handle and the fence it had.
+async fn taken_and_released(store: &Store, name: &str) -> (Lock, u64) {
+    let lock = store.lock(name, 30).unwrap();
+    let fence = fence_of(lock.acquire().await.unwrap());
+    assert_eq!(lock.release().await.unwrap(), ReleaseOutcome::Released);
+    (lock, fence)
+}
+
 /// The system clock in microseconds, `behind_secs` back: a fence base as a host whose clock is
 /// that far behind would send it (the fence base is read from the system clock, so a test sets
 /// it through the conformance seam).
@@ -44,9 +52,7 @@ async fn a_keep_fence_release_expires_the_item_and_keeps_the_fence(server: Serve
     let env = Env::new(server).await;
     let store = keep_fence(&env);
     let t = env.now();
-    let a = store.lock("kf", 30).unwrap();
-    let f1 = fence_of(a.acquire().await.unwrap());
-    assert_eq!(a.release().await.unwrap(), ReleaseOutcome::Released);
+    let (a, f1) = taken_and_released(&store, "kf").await;
     let item = env.raw("app_kf").await.expect("the item stays");
     assert_eq!(item.get("expires_at"), Some(&common::n(t - 86_400)));
     assert_eq!(item.get("ddblock_fence"), Some(&common::n(f1)));
@@ -88,9 +94,7 @@ async fn fences_grow_across_a_keep_fence_release_with_a_clock_behind(server: Ser
     for mode in [ReleaseMode::KeepFence, ReleaseMode::Delete] {
         let store = env.store_with(env.config().prefix("app_").release_mode(mode));
         let name = format!("behind-{}", mode.as_str());
-        let a = store.lock(&name, 30).unwrap();
-        let f1 = fence_of(a.acquire().await.unwrap());
-        assert!(a.release().await.unwrap().is_released());
+        let (_, f1) = taken_and_released(&store, &name).await;
         // B's fence base is an hour behind A's clock (its expiry clock is the manual one).
         let b = store
             .lock(&name, 30)
@@ -112,9 +116,7 @@ async fn laravel_takes_a_kept_item_and_force_release_keeps_the_fence(server: Ser
     let env = Env::new(server).await;
     let store = keep_fence(&env);
     let t = env.now();
-    let a = store.lock("lv", 30).unwrap();
-    let f1 = fence_of(a.acquire().await.unwrap());
-    a.release().await.unwrap();
+    let (a, f1) = taken_and_released(&store, "lv").await;
     // Laravel's add(), with its condition, at Laravel's now.
     let added = env
         .client

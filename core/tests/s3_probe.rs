@@ -55,6 +55,37 @@ fn detail(r: &DoctorReport, id: CheckId) -> &str {
     &r.check(id).unwrap().detail
 }
 
+/// Writes `body` as object `key` of `bucket`; returns its ETag.
+async fn put_object(s3: &aws_sdk_s3::Client, bucket: &str, key: &str, body: &str) -> String {
+    s3.put_object()
+        .bucket(bucket)
+        .key(key)
+        .body(body.as_bytes().to_vec().into())
+        .send()
+        .await
+        .unwrap()
+        .e_tag()
+        .unwrap()
+        .to_owned()
+}
+
+/// A DeleteObject of `key` in `bucket` with `If-Match: etag`.
+async fn delete_if_match(
+    s3: &aws_sdk_s3::Client,
+    bucket: &str,
+    key: &str,
+    etag: &str,
+) -> Result<(), String> {
+    s3.delete_object()
+        .bucket(bucket)
+        .key(key)
+        .if_match(etag)
+        .send()
+        .await
+        .map(|_| ())
+        .map_err(|e| format!("{e:?}"))
+}
+
 /// Every key in `bucket`, and how many versions and delete markers it holds.
 async fn contents(bucket: &str) -> (Vec<String>, usize) {
     let s3 = s3_client_for(&moto());
@@ -131,52 +162,18 @@ async fn a_store_ignoring_if_match_on_delete_fails_the_probe() {
     // deletes the object.
     let s3 = proxy.s3_client();
     let key = "app_shown-by-hand";
-    let put = |body: &'static str| {
-        s3.put_object()
-            .bucket(&bucket)
-            .key(key)
-            .body(body.as_bytes().to_vec().into())
-            .send()
-    };
-    let stale = put("one").await.unwrap().e_tag().unwrap().to_owned();
-    put("two").await.unwrap();
-    s3.delete_object()
-        .bucket(&bucket)
-        .key(key)
-        .if_match(&stale)
-        .send()
+    let stale = put_object(&s3, &bucket, key, "one").await;
+    put_object(&s3, &bucket, key, "two").await;
+    delete_if_match(&s3, &bucket, key, &stale)
         .await
         .expect("the stale delete is accepted through the proxy");
     assert_eq!(contents(&bucket).await, (vec![], 0), "and it deleted");
     assert_eq!(proxy.stats().count("DELETE", STRIPPED), 1);
     // Straight to moto the same delete is refused: the proxy is what ignores the condition.
     let direct = s3_client_for(&moto());
-    let stale = direct
-        .put_object()
-        .bucket(&bucket)
-        .key(key)
-        .body(b"three".to_vec().into())
-        .send()
-        .await
-        .unwrap()
-        .e_tag()
-        .unwrap()
-        .to_owned();
-    direct
-        .put_object()
-        .bucket(&bucket)
-        .key(key)
-        .body(b"four".to_vec().into())
-        .send()
-        .await
-        .unwrap();
-    let refused = direct
-        .delete_object()
-        .bucket(&bucket)
-        .key(key)
-        .if_match(&stale)
-        .send()
-        .await;
+    let stale = put_object(&direct, &bucket, key, "three").await;
+    put_object(&direct, &bucket, key, "four").await;
+    let refused = delete_if_match(&direct, &bucket, key, &stale).await;
     assert!(refused.is_err(), "moto refuses a stale If-Match");
     direct
         .delete_object()

@@ -1,8 +1,8 @@
 // Shared test helpers: the local servers (fail, never skip, when they are not configured),
-// fresh tables, the PHP harness (real Laravel) and the Rust CLI as peers.
-import { spawn, execFile } from 'node:child_process'
+// fresh tables, the peers of the other languages (PHP with real Laravel, Python, Rust, the CLI),
+// the fault proxy and S3 buckets.
+import { spawn } from 'node:child_process'
 import { createInterface } from 'node:readline'
-import { promisify } from 'node:util'
 import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
 import path from 'node:path'
@@ -66,22 +66,49 @@ export async function freshStore (endpoint, options = {}) {
   return new Store({ table: await freshTable(endpoint), endpoint, ...options })
 }
 
-/** The PHP harness (Laravel's real DynamoDbStore/DynamoDbLock) as a JSON-lines peer. */
-export function php ({ endpoint, table, layout = 'laravel12', prefix = '' }) {
-  const child = spawn('php', [path.join(ROOT, 'compat-tests/laravel/harness.php')], {
-    env: { ...process.env, DDB_ENDPOINT: endpoint, DDB_TABLE: table, DDB_LAYOUT: layout, DDB_PREFIX: prefix },
-    stdio: ['pipe', 'pipe', 'inherit'],
-  })
+const PEERS_DIR = path.join(ROOT, 'compat-tests/support/peers')
+const HARNESS = path.join(ROOT, 'compat-tests/laravel/harness.php')
+/** The Python with the binding (bindings/python/test.sh makes its venv), the Python peer's. */
+export const PYTHON = path.join(ROOT, 'bindings/python/.venv/bin/python')
+/**
+ * Each peer of compat-tests/support/peers/PROTOCOL.md by the name driver.py gives it: its
+ * program, arguments and DDB_DRIVER.
+ */
+const PEERS = {
+  php: ['php', [HARNESS], 'laravel'], // stock Laravel's DynamoDbStore / DynamoDbLock
+  'php-ddblock': ['php', [HARNESS], 'ddblock'], // the PHP driver over Laravel's classes
+  python: [PYTHON, [path.join(PEERS_DIR, 'peer.py')]],
+  rust: [path.join(ROOT, 'target/debug/ddblock-peer'), []], // cargo build -p ddblock-test-support
+  cli: ['python3', [path.join(PEERS_DIR, 'peer_cli.py')]], // target/debug/ddblock (DDBLOCK_CLI)
+}
+
+/**
+ * A peer of another language (compat-tests/support/peers/PROTOCOL.md: `php`, `php-ddblock`,
+ * `python`, `rust` or `cli`) on `table`, with Laravel's `layout` and `prefix`. `send(request)`
+ * resolves its answer as it is; `call(request)` the same, which must be ok; `close()` ends it.
+ */
+export function peer (name, { endpoint, table, layout = 'laravel12', prefix = '' }) {
+  const [program, args, driver] = PEERS[name] ?? []
+  if (!program) throw new Error(`no peer ${name}; the peers are ${Object.keys(PEERS).join(', ')}`)
+  const env = { ...process.env, DDB_ENDPOINT: endpoint, DDB_TABLE: table, DDB_LAYOUT: layout, DDB_PREFIX: prefix }
+  if (driver) env.DDB_DRIVER = driver
+  const child = spawn(program, args, { env, stdio: ['pipe', 'pipe', 'inherit'] })
   const lines = createInterface({ input: child.stdout })
   const waiting = []
+  const fail = (why) => { for (const w of waiting.splice(0)) w.reject(new Error(`peer ${name} ${why}`)) }
   lines.on('line', (l) => waiting.shift()?.resolve(JSON.parse(l)))
-  child.on('exit', (code) => { for (const w of waiting.splice(0)) w.reject(new Error(`php exited ${code}`)) })
+  child.on('exit', (code) => fail(`exited ${code}`))
+  child.on('error', (e) => fail(`could not start: ${e.message}`))
+  const send = (request) => new Promise((resolve, reject) => {
+    waiting.push({ resolve, reject })
+    child.stdin.write(JSON.stringify(request) + '\n')
+  })
   return {
-    send (cmd) {
-      return new Promise((resolve, reject) => {
-        waiting.push({ resolve, reject })
-        child.stdin.write(JSON.stringify(cmd) + '\n')
-      })
+    send,
+    async call (request) {
+      const answer = await send(request)
+      if (answer.ok !== true) throw new Error(`peer ${name} answered ${JSON.stringify(answer)} to ${JSON.stringify(request)}`)
+      return answer
     },
     close () { child.stdin.end() },
   }
@@ -89,18 +116,6 @@ export function php ({ endpoint, table, layout = 'laravel12', prefix = '' }) {
 
 export const b64 = (s) => Buffer.from(s, 'latin1').toString('base64')
 export const unb64 = (s) => Buffer.from(s, 'base64').toString('latin1')
-
-/** Runs the Rust CLI (`cargo build -p ddblock-cli`) with --json; resolves { code, json }. */
-export async function rust (endpoint, table, args, { prefix = '', layout = 'laravel12' } = {}) {
-  const bin = path.join(ROOT, 'target/debug/ddblock')
-  try {
-    const { stdout } = await promisify(execFile)(bin, [...args, '--json', '--endpoint', endpoint, '--table', table, '--prefix', prefix, '--layout', layout])
-    return { code: 0, json: JSON.parse(stdout) }
-  } catch (e) {
-    if (typeof e.code !== 'number') throw e
-    return { code: e.code, json: e.stdout ? JSON.parse(e.stdout) : null, stderr: e.stderr }
-  }
-}
 
 /** compat-tests' fault proxy in front of `upstream` (`cargo build -p ddblock-fault-proxy`). */
 export async function faultProxy (upstream, args) {

@@ -10,6 +10,7 @@ use Ddblock\Laravel\DynamoDbStore;
 use Ddblock\Laravel\Tests\Support\TestApp;
 use Illuminate\Cache\DynamoDbLock as LaravelDynamoDbLock;
 use Illuminate\Cache\DynamoDbStore as LaravelDynamoDbStore;
+use Illuminate\Foundation\Application;
 use Illuminate\Support\Facades\Cache;
 
 /**
@@ -26,6 +27,25 @@ final class ApplicationTest extends TestCase
         return self::$table ??= self::table(self::client('moto'));
     }
 
+    /** An app whose `dynamodb` store (driver `$driver`) is on moto's table; `$ddblock`: config/ddblock.php. */
+    private static function bootOnMoto(?array $ddblock = null, string $driver = 'dynamodb'): Application
+    {
+        return TestApp::boot(TestApp::cacheConfig(self::endpoint('moto'), self::tableName(), $driver), $ddblock);
+    }
+
+    /** Asserts that the `dynamodb` store refuses `$what` (a bad setting), its message saying each of `$said`. */
+    private function assertTheStoreRefuses(string $what, string ...$said): void
+    {
+        try {
+            Cache::store('dynamodb');
+            $this->fail("$what was accepted");
+        } catch (\InvalidArgumentException $e) {
+            foreach ($said as $words) {
+                $this->assertStringContainsString($words, $e->getMessage());
+            }
+        }
+    }
+
     protected function tearDown(): void
     {
         putenv('DDBLOCK_TAKEOVER_DYNAMODB');
@@ -36,7 +56,7 @@ final class ApplicationTest extends TestCase
 
     public function testThePackageIsDiscoveredAndTakesOverTheDynamodbStore(): void
     {
-        $app = TestApp::boot(TestApp::cacheConfig(self::endpoint('moto'), self::tableName()));
+        $app = self::bootOnMoto();
         $this->assertArrayHasKey(
             DdblockServiceProvider::class,
             $app->getLoadedProviders(),
@@ -69,15 +89,14 @@ final class ApplicationTest extends TestCase
             if ($how === 'env') {
                 putenv('DDBLOCK_TAKEOVER_DYNAMODB=false');
             }
-            TestApp::boot(TestApp::cacheConfig(self::endpoint('moto'), self::tableName()), $published);
+            self::bootOnMoto($published);
             $lock = Cache::store('dynamodb')->lock('orders', 10);
             $this->assertInstanceOf(LaravelDynamoDbLock::class, $lock, "switched off by $how");
             putenv('DDBLOCK_TAKEOVER_DYNAMODB');
         }
 
         // The ddblock driver works whatever the switch says.
-        $config = TestApp::cacheConfig(self::endpoint('moto'), self::tableName(), 'ddblock');
-        TestApp::boot($config, ['takeover_dynamodb' => false]);
+        self::bootOnMoto(['takeover_dynamodb' => false], 'ddblock');
         $lock = Cache::store('dynamodb')->lock('orders', 10);
         $this->assertInstanceOf(DynamoDbLock::class, $lock);
         $this->assertTrue($lock->get());
@@ -122,36 +141,31 @@ final class ApplicationTest extends TestCase
     public function testTheClockSkewMarginComesFromTheConfig(): void
     {
         $margin = static fn (): int => Cache::store('dynamodb')->getStore()->clockSkewMargin();
-        TestApp::boot(TestApp::cacheConfig(self::endpoint('moto'), self::tableName()));
+        self::bootOnMoto();
         $this->assertSame(0, $margin(), "the default, Laravel's own rule, as every ddblock front");
-        TestApp::boot(TestApp::cacheConfig(self::endpoint('moto'), self::tableName()), ['clock_skew_margin' => 5]);
+        self::bootOnMoto(['clock_skew_margin' => 5]);
         $this->assertSame(5, $margin(), 'config/ddblock.php');
         putenv('DDBLOCK_CLOCK_SKEW_MARGIN=0');
-        TestApp::boot(TestApp::cacheConfig(self::endpoint('moto'), self::tableName(), 'ddblock'));
+        self::bootOnMoto(null, 'ddblock');
         $this->assertSame(0, $margin(), 'DDBLOCK_CLOCK_SKEW_MARGIN, for the ddblock driver too');
         putenv('DDBLOCK_CLOCK_SKEW_MARGIN=soon');
-        TestApp::boot(TestApp::cacheConfig(self::endpoint('moto'), self::tableName()));
-        try {
-            Cache::store('dynamodb');
-            $this->fail('a margin that is not a whole number of seconds was accepted');
-        } catch (\InvalidArgumentException $e) {
-            $this->assertStringContainsString('DDBLOCK_CLOCK_SKEW_MARGIN', $e->getMessage());
-            $this->assertStringContainsString("'soon'", $e->getMessage());
-        }
+        self::bootOnMoto();
+        $this->assertTheStoreRefuses(
+            'a margin that is not a whole number of seconds',
+            'DDBLOCK_CLOCK_SKEW_MARGIN',
+            "'soon'"
+        );
     }
 
     public function testTheReleaseModeComesFromTheConfig(): void
     {
         $mode = static fn (): string => Cache::store('dynamodb')->getStore()->releaseMode();
-        TestApp::boot(TestApp::cacheConfig(self::endpoint('moto'), self::tableName()));
+        self::bootOnMoto();
         $this->assertSame('delete', $mode(), 'the default, as every ddblock front');
-        TestApp::boot(
-            TestApp::cacheConfig(self::endpoint('moto'), self::tableName()),
-            ['release_mode' => 'keep-fence']
-        );
+        self::bootOnMoto(['release_mode' => 'keep-fence']);
         $this->assertSame('keep-fence', $mode(), 'config/ddblock.php');
         putenv('DDBLOCK_RELEASE_MODE=Keep-Fence ');
-        TestApp::boot(TestApp::cacheConfig(self::endpoint('moto'), self::tableName(), 'ddblock'));
+        self::bootOnMoto(null, 'ddblock');
         $this->assertSame('keep-fence', $mode(), 'DDBLOCK_RELEASE_MODE (any case, blanks), for the ddblock driver too');
 
         // The published config file reads the variable, with the default when it is unset.
@@ -162,10 +176,7 @@ final class ApplicationTest extends TestCase
         $this->assertSame('delete', $published['release_mode']);
 
         // A keep-fence release through the app's store keeps the item and its fence.
-        TestApp::boot(
-            TestApp::cacheConfig(self::endpoint('moto'), self::tableName()),
-            ['release_mode' => 'keep-fence']
-        );
+        self::bootOnMoto(['release_mode' => 'keep-fence']);
         $lock = Cache::lock('app-keep-fence', 30);
         $this->assertTrue($lock->get());
         $fence = $lock->fence();
@@ -177,15 +188,13 @@ final class ApplicationTest extends TestCase
 
         foreach (['drop', '', 'keep_fence'] as $bad) {
             putenv("DDBLOCK_RELEASE_MODE=$bad");
-            TestApp::boot(TestApp::cacheConfig(self::endpoint('moto'), self::tableName()));
-            try {
-                Cache::store('dynamodb');
-                $this->fail("release mode '$bad' was accepted");
-            } catch (\InvalidArgumentException $e) {
-                $this->assertStringContainsString('DDBLOCK_RELEASE_MODE', $e->getMessage());
-                $this->assertStringContainsString('keep-fence', $e->getMessage());
-                $this->assertStringContainsString(var_export($bad, true), $e->getMessage());
-            }
+            self::bootOnMoto();
+            $this->assertTheStoreRefuses(
+                "release mode '$bad'",
+                'DDBLOCK_RELEASE_MODE',
+                'keep-fence',
+                var_export($bad, true)
+            );
         }
     }
 

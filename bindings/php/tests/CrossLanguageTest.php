@@ -6,6 +6,7 @@ namespace Ddblock\Laravel\Tests;
 
 use Aws\DynamoDb\DynamoDbClient;
 use Ddblock\Laravel\DynamoDbStore;
+use Ddblock\Laravel\Tests\Support\Crossing;
 use Ddblock\Laravel\Tests\Support\Peer;
 
 /**
@@ -17,7 +18,7 @@ use Ddblock\Laravel\Tests\Support\Peer;
  */
 final class CrossLanguageTest extends TestCase
 {
-    /** @return array<string, array{0: string, 1: string, 2: string, 3: string}> */
+    /** @return array<string, array{0: Crossing}> */
     public static function combinations(): array
     {
         $rows = [];
@@ -25,7 +26,7 @@ final class CrossLanguageTest extends TestCase
             foreach (['cli', 'rust', 'python', 'node'] as $peer) {
                 $owners = ['string owner' => 'xl' . bin2hex(random_bytes(6)), 'numeric owner' => '48151623'];
                 foreach ($owners as $kind => $owner) {
-                    $rows["$server $layout $peer $kind"] = [$server, $layout, $peer, $owner];
+                    $rows["$server $layout $peer $kind"] = [new Crossing($server, $layout, $peer, $owner)];
                 }
             }
         }
@@ -52,82 +53,71 @@ final class CrossLanguageTest extends TestCase
     }
 
     /**
-     * What a test of one combination works with: the table the class's tests share on `$server`,
-     * a client to it, the peer `$which` (one per server and layout) and the driver's store on it.
+     * What a test of combination `$x` works with: the table the class's tests share on its
+     * server, a client to it, its peer (one per server and layout), the driver's store on the
+     * table, and the test's lock name (`$prefix`: the test's).
      *
-     * @return array{0: DynamoDbClient, 1: string, 2: Peer, 3: DynamoDbStore}
+     * @return array{0: DynamoDbClient, 1: string, 2: Peer, 3: DynamoDbStore, 4: string}
      */
-    private static function meeting(string $server, string $layout, string $which): array
+    private static function meeting(Crossing $x, string $prefix): array
     {
-        $table = self::sharedTable($server);
-        $client = self::client($server);
+        $table = self::sharedTable($x->server);
+        $client = self::client($x->server);
         $peer = self::startedOnce(
-            "$which $server $layout",
-            static fn (): Peer => self::startPeer($which, $server, $layout, $table)
+            "{$x->which} {$x->server} {$x->layout}",
+            static fn (): Peer => self::startPeer($x->which, $x->server, $x->layout, $table)
         );
 
-        return [$client, $table, $peer, self::driverStore($layout, $client, $table)];
-    }
-
-    /** The lock name of a test: `$prefix`, the peer, and whether the owner is numeric. */
-    private static function lockName(string $prefix, string $which, string $owner): string
-    {
-        return "$prefix-$which-" . (ctype_digit($owner) ? 'n' : 's');
+        return [$client, $table, $peer, self::driverStore($x->layout, $client, $table), $x->lockName($prefix)];
     }
 
     /** @dataProvider combinations */
-    public function testALockTakenInPhpIsSeenAndReleasedByThePeer(
-        string $server,
-        string $layout,
-        string $which,
-        string $owner
-    ): void {
-        [$client, $table, $peer, $store] = self::meeting($server, $layout, $which);
-        $name = self::lockName('from-php', $which, $owner);
+    public function testALockTakenInPhpIsSeenAndReleasedByThePeer(Crossing $x): void
+    {
+        [$client, $table, $peer, $store, $name] = self::meeting($x, 'from-php');
 
-        $lock = $store->lock($name, 60, $owner);
+        $lock = $store->lock($name, 60, $x->owner);
         $this->assertTrue($lock->get());
-        $this->assertSame($lock->tableKey(), $peer->key($name), "$which computes the same key");
+        $this->assertSame($lock->tableKey(), $peer->key($name), "{$x->which} computes the same key");
         $item = self::item($client, $table, $lock->tableKey());
         $this->assertSame(
-            ['owner' => $owner, 'expires_at' => (int) $item['expires_at']['N']],
+            ['owner' => $x->owner, 'expires_at' => (int) $item['expires_at']['N']],
             $peer->holder($name),
-            "$which sees PHP's lock under the same key, owner and expiry"
+            "{$x->which} sees PHP's lock under the same key, owner and expiry"
         );
-        $this->assertFalse($peer->acquire($name, 60)['acquired'], "$which cannot take it");
-        $this->assertFalse($peer->release($name, 'not-the-owner'), "$which does not release it with another owner");
-        $this->assertTrue($peer->release($name, $owner), "$which releases PHP's lock with its owner");
+        $this->assertFalse($peer->acquire($name, 60)['acquired'], "{$x->which} cannot take it");
+        $this->assertFalse(
+            $peer->release($name, 'not-the-owner'),
+            "{$x->which} does not release it with another owner"
+        );
+        $this->assertTrue($peer->release($name, $x->owner), "{$x->which} releases PHP's lock with its owner");
         $this->assertNull(self::item($client, $table, $lock->tableKey()));
         $this->assertFalse($lock->isLocked());
         $this->assertFalse($lock->release(), 'PHP finds it released');
     }
 
     /** @dataProvider combinations */
-    public function testALockTakenByThePeerIsSeenAndReleasedInPhp(
-        string $server,
-        string $layout,
-        string $which,
-        string $owner
-    ): void {
-        [$client, $table, $peer, $store] = self::meeting($server, $layout, $which);
-        $name = self::lockName('to-php', $which, $owner);
+    public function testALockTakenByThePeerIsSeenAndReleasedInPhp(Crossing $x): void
+    {
+        [$client, $table, $peer, $store, $name] = self::meeting($x, 'to-php');
 
-        $this->assertSame(['acquired' => true, 'owner' => $owner], $peer->acquire($name, 60, $owner));
-        $restored = $store->restoreLock($name, $owner);
-        $this->assertSame(self::lockKey($layout, 'app_', $name), $restored->tableKey());
-        $this->assertTrue($restored->isOwnedByCurrentProcess(), "PHP sees $which's lock as owned by $owner");
-        $expected = ctype_digit($owner) ? (int) $owner : $owner; // Laravel reads a numeric owner back as an int
+        $this->assertSame(['acquired' => true, 'owner' => $x->owner], $peer->acquire($name, 60, $x->owner));
+        $restored = $store->restoreLock($name, $x->owner);
+        $this->assertSame(self::lockKey($x->layout, 'app_', $name), $restored->tableKey());
+        $this->assertTrue($restored->isOwnedByCurrentProcess(), "PHP sees {$x->which}'s lock as owned by {$x->owner}");
+        // Laravel reads a numeric owner back as an int.
+        $expected = ctype_digit($x->owner) ? (int) $x->owner : $x->owner;
         $this->assertSame($expected, (fn () => $this->getCurrentOwner())->call($restored));
         $this->assertFalse($store->lock($name, 60)->get(), 'PHP cannot take it');
-        $this->assertFalse($restored->get(), "nor with $which's owner (another handle: refused, as in Laravel)");
+        $this->assertFalse($restored->get(), "nor with {$x->which}'s owner (another handle: refused, as in Laravel)");
         $this->assertFalse($store->restoreLock($name, 'not-the-owner')->release());
         $t0 = time();
-        $this->assertTrue($restored->refresh(90), "PHP refreshes $which's lock");
+        $this->assertTrue($restored->refresh(90), "PHP refreshes {$x->which}'s lock");
         $t1 = time();
         $expires = $peer->holder($name)['expires_at'] ?? 0;
-        $this->assertTrue($expires >= $t0 + 90 && $expires <= $t1 + 90, "$which sees the new expiry");
-        $this->assertTrue($restored->release(), "PHP releases $which's lock");
-        $this->assertNull($peer->holder($name), "$which sees it free");
+        $this->assertTrue($expires >= $t0 + 90 && $expires <= $t1 + 90, "{$x->which} sees the new expiry");
+        $this->assertTrue($restored->release(), "PHP releases {$x->which}'s lock");
+        $this->assertNull($peer->holder($name), "{$x->which} sees it free");
         $this->assertNull(self::item($client, $table, $restored->tableKey()));
     }
 }

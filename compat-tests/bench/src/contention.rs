@@ -1,26 +1,26 @@
 //! Contention: W workers (processes) want one key, hold it 50 ms, pause 50 ms, want it again.
 //! Stock Laravel's `block()` (PHP processes) against ddblock's wait (Rust processes: the core's
 //! `block`), the wait ddblock had before (writes with backoff), and W waiters in ONE process
-//! (the core's local waiters). Write requests per acquisition, hand-off latency, waits, fairness
-//! (max / min acquisitions per worker, Jain's index), and the request-unit cost. One more run
-//! mixes stock Laravel's and ddblock's waiters on the same key (is either kind starved?). Plus:
-//! N local waiters on a key held elsewhere cost what 1 does.
+//! (the core's local waiters). Every worker process is a peer (compat-tests/support/peers/
+//! PROTOCOL.md) sent one `cycles` request: harness.php, or the Rust peer `ddblock-peer`. Write
+//! requests per acquisition, hand-off latency, waits, fairness (max / min acquisitions per
+//! worker, Jain's index), and the request-unit cost. One more run mixes stock Laravel's and
+//! ddblock's waiters on the same key (is either kind starved?). Plus: N local waiters on a key
+//! held elsewhere cost what 1 does.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ddblock::format::item::ATTEMPT_ATTRIBUTE;
-use ddblock::{Backoff, Store};
+use ddblock::Store;
 use ddblock_fault_proxy::ProxyHandle;
 use ddblock_test_support::laravel::{self, PeerEnv};
 use serde::{Deserialize, Serialize};
-use serde_json::json;
+use serde_json::{json, Value};
 
 use crate::util::{
-    create_table, quantile, run_child, sleep_until_unix, store_at, table_name, unix_now, Ctx,
-    THINK_MS, WORK_MS,
+    create_table, quantile, rust_peer, store_at, table_name, unix_now, Ctx, THINK_MS, WORK_MS,
 };
 
 /// DynamoDB on-demand prices (us-east-1), US$ per million request units: a write request unit
@@ -29,7 +29,7 @@ use crate::util::{
 pub const WRU_PRICE: f64 = 0.625;
 pub const RRU_PRICE: f64 = 0.125;
 
-/// One acquisition attempt of one worker (PHP's harness writes the same fields).
+/// One want of one worker (from the record line of its peer's `cycles`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Want {
     /// When the worker began wanting the lock (Unix seconds).
@@ -39,15 +39,6 @@ pub struct Want {
     /// Just before its release.
     pub t_rel: Option<f64>,
     pub acquired: bool,
-}
-
-/// How the Rust workers wait.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Strategy {
-    /// The core's `block`: watch with consistent reads, write when free, local waiters shared.
-    Core,
-    /// What the core did before: a conditional write per try, 50 ms doubling to 1 s.
-    Writes,
 }
 
 /// One row of the contention table.
@@ -121,108 +112,6 @@ pub struct MixedFigures {
     pub cross_overlaps: usize,
 }
 
-/// The `worker` subcommand: `tasks` loops in this process on lock `name` until `until`.
-#[allow(clippy::too_many_arguments)]
-pub async fn worker(
-    endpoint: &str,
-    table: &str,
-    name: &str,
-    start_at: f64,
-    until: f64,
-    strategy: Strategy,
-    tasks: usize,
-    record: &Path,
-) -> Result<(), String> {
-    let store = store_at(endpoint, table)?;
-    store.client().await.map_err(|e| e.to_string())?;
-    sleep_until_unix(start_at).await;
-    let wants = Arc::new(Mutex::new(Vec::new()));
-    let mut handles = Vec::new();
-    for t in 0..tasks {
-        let (store, wants, name) = (store.clone(), wants.clone(), name.to_owned());
-        handles.push(tokio::spawn(async move {
-            let mut mine = Vec::new();
-            while unix_now() < until {
-                match want(&store, &name, until, strategy).await {
-                    Ok(w) => mine.push(w),
-                    Err(e) => eprintln!("worker task {t}: {e}"),
-                }
-            }
-            wants.lock().expect("wants").push(mine);
-        }));
-    }
-    for h in handles {
-        h.await.map_err(|e| e.to_string())?;
-    }
-    let wants = std::mem::take(&mut *wants.lock().expect("wants"));
-    std::fs::write(
-        record,
-        serde_json::to_string(&wants).map_err(|e| e.to_string())?,
-    )
-    .map_err(|e| format!("{}: {e}", record.display()))
-}
-
-/// Wants the lock once (until `until` at most), holds it, releases, pauses.
-async fn want(store: &Store, name: &str, until: f64, strategy: Strategy) -> Result<Want, String> {
-    let lock = store.lock(name, 10).map_err(|e| e.to_string())?;
-    let t_try = unix_now();
-    let left = Duration::from_secs_f64((until - t_try).max(0.0));
-    let acquired = match strategy {
-        Strategy::Core => lock
-            .acquire_within(Some(left))
-            .await
-            .map_err(|e| e.to_string())?
-            .is_acquired(),
-        Strategy::Writes => {
-            let backoff = Backoff::default();
-            let old = Backoff {
-                max: Duration::from_millis(1000),
-                ..backoff
-            };
-            let mut attempt = 0u32;
-            loop {
-                if lock
-                    .acquire()
-                    .await
-                    .map_err(|e| e.to_string())?
-                    .is_acquired()
-                {
-                    break true;
-                }
-                let rest = until - unix_now();
-                if rest <= 0.0 {
-                    break false;
-                }
-                let d = old.delay(attempt, rand::random::<f64>());
-                tokio::time::sleep(d.min(Duration::from_secs_f64(rest))).await;
-                attempt += 1;
-            }
-        }
-    };
-    if !acquired {
-        return Ok(Want {
-            t_try,
-            t_acq: None,
-            t_rel: None,
-            acquired: false,
-        });
-    }
-    let t_acq = unix_now();
-    tokio::time::sleep(Duration::from_millis(WORK_MS)).await;
-    let t_rel = unix_now();
-    let out = lock.release().await.map_err(|e| e.to_string())?;
-    if !out.is_released() {
-        return Err(format!("release found {out:?}"));
-    }
-    tokio::time::sleep(Duration::from_millis(THINK_MS)).await;
-    Ok(Want {
-        t_try,
-        t_acq: Some(t_acq),
-        t_rel: Some(t_rel),
-        acquired: true,
-    })
-}
-
 /// The sides of the figure.
 #[derive(Debug, Clone, Copy)]
 pub enum Side {
@@ -272,10 +161,10 @@ pub async fn run_side(
             rust_workers(ctx, &url, &table, (workers, 1, "writes"), start_at, until).await?
         }
         Side::OneProcess => {
-            rust_workers(ctx, &url, &table, (1, workers, "core"), start_at, until).await?
+            rust_workers(ctx, &url, &table, (1, workers, "block"), start_at, until).await?
         }
         Side::Core => {
-            rust_workers(ctx, &url, &table, (workers, 1, "core"), start_at, until).await?
+            rust_workers(ctx, &url, &table, (workers, 1, "block"), start_at, until).await?
         }
         Side::Mixed => {
             let php = workers / 2;
@@ -284,7 +173,7 @@ pub async fn run_side(
             let key = store.lock_key("hot").map_err(|e| e.to_string())?;
             let (lar, ours, keys_seen) = tokio::try_join!(
                 php_block_workers(ctx, &url, &table, php, start_at, until),
-                rust_workers(ctx, &url, &table, (rust, 1, "core"), start_at, until),
+                rust_workers(ctx, &url, &table, (rust, 1, "block"), start_at, until),
                 keys_during(&store, until + 1.0),
             )?;
             if keys_seen.keys().any(|k| *k != key) {
@@ -310,49 +199,92 @@ pub async fn run_side(
     Ok(row)
 }
 
-/// `procs` processes of this binary's `worker` subcommand with `tasks` tasks each, waiting by
-/// `strategy` (`core` or `writes`) on lock "hot" from `start_at` to `until`: every task's wants.
+/// `procs` Rust peers (`ddblock-peer`, the core; Laravel 12's layout, no prefix, as `store_at`),
+/// each sent one `cycles` request with `tasks` loops: the PHP side's request, waiting by `wait`
+/// (`block`: the core's `block()`; `writes`: a conditional write per try, the lock's backoff
+/// between tries). Every loop's wants.
 async fn rust_workers(
     ctx: &Ctx,
     url: &str,
     table: &str,
-    (procs, tasks, strategy): (usize, usize, &str),
+    (procs, tasks, wait): (usize, usize, &str),
     start_at: f64,
     until: f64,
 ) -> Result<Vec<Vec<Want>>, String> {
+    let record = ctx.scratch.join(format!("{table}.rust.jsonl"));
+    let mut request = block_request(&record, start_at, until);
+    request["wait"] = json!(wait);
+    request["tasks"] = json!(tasks);
+    let env = [
+        ("DDB_ENDPOINT", url.to_owned()),
+        ("DDB_TABLE", table.to_owned()),
+        ("DDB_LAYOUT", "laravel12".to_owned()),
+        ("DDB_PREFIX", String::new()),
+    ];
     let mut children = Vec::new();
-    for i in 0..procs {
-        let record = ctx.scratch.join(format!("{table}.{i}.json"));
-        let args = vec![
-            "worker".to_owned(),
-            "--endpoint".into(),
-            url.to_owned(),
-            "--table".into(),
-            table.to_owned(),
-            "--start-at".into(),
-            start_at.to_string(),
-            "--until".into(),
-            until.to_string(),
-            "--strategy".into(),
-            strategy.into(),
-            "--tasks".into(),
-            tasks.to_string(),
-            "--record".into(),
-            record.display().to_string(),
-        ];
-        let me = ctx.me.display().to_string();
+    for _ in 0..procs {
+        let (peer, env, request) = (ctx.peer.clone(), env.clone(), request.clone());
         children.push(tokio::spawn(async move {
-            run_child(&me, &args, &[], "contention worker").await?;
-            let text = std::fs::read_to_string(&record).map_err(|e| e.to_string())?;
-            let _ = std::fs::remove_file(&record);
-            serde_json::from_str::<Vec<Vec<Want>>>(&text).map_err(|e| e.to_string())
+            rust_peer(&peer, &env, &request, "Rust contention worker").await
         }));
     }
-    let mut all = Vec::new();
     for c in children {
-        all.extend(c.await.map_err(|e| e.to_string())??);
+        c.await.map_err(|e| e.to_string())??;
     }
-    Ok(all)
+    wants_by_worker(&record)
+}
+
+/// The `cycles` request of a contention worker, PHP and Rust alike: waits for lock "hot" from
+/// `start_at` to `until`, holds it `WORK_MS`, pauses `THINK_MS`; a record line per want.
+fn block_request(record: &Path, start_at: f64, until: f64) -> Value {
+    json!({
+        "op": "cycles",
+        "names": ["hot"],
+        "cycles": 1_000_000,
+        "ttl": 10,
+        "work_ms": WORK_MS,
+        "think_ms": THINK_MS,
+        "block": true,
+        "start_at": start_at,
+        "until": until,
+        "record": record.display().to_string(),
+    })
+}
+
+/// A record line of a peer's `cycles` in block mode.
+#[derive(Debug, Deserialize)]
+struct Record {
+    pid: u64,
+    /// The loop within the process (Rust peers, asked for `tasks`).
+    #[serde(default)]
+    task: u64,
+    acquired: bool,
+    t_try: f64,
+    t_acq: Option<f64>,
+    t_rel: Option<f64>,
+    error: Option<String>,
+}
+
+/// The wants in record file `record` (then removed), one list per worker (a process, or a loop
+/// within one). A failed cycle (none expected) is left out and said on stderr.
+fn wants_by_worker(record: &Path) -> Result<Vec<Vec<Want>>, String> {
+    let mut by_worker: BTreeMap<(u64, u64), Vec<Want>> = BTreeMap::new();
+    for r in laravel::take_records::<Record>(record)? {
+        if let Some(e) = r.error {
+            eprintln!(
+                "[bench] contention: a failed cycle of pid {} left out: {e}",
+                r.pid
+            );
+            continue;
+        }
+        by_worker.entry((r.pid, r.task)).or_default().push(Want {
+            t_try: r.t_try,
+            t_acq: r.t_acq,
+            t_rel: r.t_rel,
+            acquired: r.acquired,
+        });
+    }
+    Ok(by_worker.into_values().collect())
 }
 
 /// Scans `store`'s table every 250 ms until `until` (straight to the server, not through the
@@ -525,16 +457,6 @@ fn summarize(
     }
 }
 
-/// A record line of the PHP peer's `cycles` in block mode.
-#[derive(Debug, Deserialize)]
-struct PhpRecord {
-    pid: u64,
-    acquired: bool,
-    t_try: f64,
-    t_acq: Option<f64>,
-    t_rel: Option<f64>,
-}
-
 /// `workers` PHP peers (stock Laravel 12's layout), each sent one `cycles` request: Laravel's
 /// `block()` on one name from `start_at` to `until`, holding it `WORK_MS` and pausing `THINK_MS`.
 async fn php_block_workers(
@@ -547,18 +469,7 @@ async fn php_block_workers(
 ) -> Result<Vec<Vec<Want>>, String> {
     let record = ctx.scratch.join(format!("{table}.php.jsonl"));
     let env = PeerEnv::new(endpoint, table, "laravel12", "", "laravel");
-    let request = json!({
-        "op": "cycles",
-        "names": ["hot"],
-        "cycles": 1_000_000,
-        "ttl": 10,
-        "work_ms": WORK_MS,
-        "think_ms": THINK_MS,
-        "block": true,
-        "start_at": start_at,
-        "until": until,
-        "record": record.display().to_string(),
-    });
+    let request = block_request(&record, start_at, until);
     let mut children = Vec::new();
     for _ in 0..workers {
         let (env, request) = (env.clone(), request.clone());
@@ -569,16 +480,7 @@ async fn php_block_workers(
     for c in children {
         c.await.map_err(|e| e.to_string())??;
     }
-    let mut by_pid: std::collections::BTreeMap<u64, Vec<Want>> = Default::default();
-    for r in laravel::take_records::<PhpRecord>(&record)? {
-        by_pid.entry(r.pid).or_default().push(Want {
-            t_try: r.t_try,
-            t_acq: r.t_acq,
-            t_rel: r.t_rel,
-            acquired: r.acquired,
-        });
-    }
-    Ok(by_pid.into_values().collect())
+    wants_by_worker(&record)
 }
 
 /// N waiters in one process on a key another holder keeps: requests per second of waiting.

@@ -3,11 +3,9 @@
 //!
 //! `ddblock-bench run [--profile full|smoke] --out results.json [--only requests,cpu,contention,local,scaling,stuck]`
 //! needs `DDBLOCK_TEST_DYNALITE` and `DDBLOCK_TEST_MOTO` (`compat-tests/servers/servers.sh`), and takes
-//! `BENCH_PYTHON` (a Python with the binding and boto3), `BENCH_NODE` and `BENCH_CLI` (the
-//! `ddblock` binary; default: next to this one).
-//!
-//! `ddblock-bench worker --endpoint URL --table T --start-at UNIX --until UNIX --strategy
-//! core|writes --tasks N --record FILE`: one contention worker process.
+//! `BENCH_PYTHON` (a Python with the binding and boto3), `BENCH_NODE`, `BENCH_CLI` (the
+//! `ddblock` binary) and `BENCH_PEER` (the Rust peer, `ddblock-peer`, the Rust contention
+//! workers); the binaries default to the ones next to this one.
 
 mod contention;
 mod cycles;
@@ -22,16 +20,14 @@ use ddblock_fault_proxy::FaultConfig;
 use ddblock_test_support::faulty::try_faulty;
 use serde_json::{json, Value};
 
-use contention::{Side, Strategy};
+use contention::Side;
 use util::{unix_now, Ctx, Profile};
 
 const FIGURES: &[&str] = &["requests", "cpu", "contention", "local", "scaling", "stuck"];
 
 fn usage() -> ! {
     eprintln!(
-        "usage: ddblock-bench run [--profile full|smoke] --out FILE [--only {}]\n       \
-         ddblock-bench worker --endpoint URL --table T --start-at UNIX --until UNIX \
-         --strategy core|writes --tasks N --record FILE",
+        "usage: ddblock-bench run [--profile full|smoke] --out FILE [--only {}]",
         FIGURES.join(",")
     );
     std::process::exit(2)
@@ -55,40 +51,12 @@ fn flags() -> std::collections::BTreeMap<String, String> {
 async fn main() {
     let result = match std::env::args().nth(1).as_deref() {
         Some("run") => run().await,
-        Some("worker") => worker().await,
         _ => usage(),
     };
     if let Err(e) = result {
         eprintln!("ddblock-bench: {e}");
         std::process::exit(1);
     }
-}
-
-async fn worker() -> Result<(), String> {
-    let f = flags();
-    let get = |k: &str| {
-        f.get(k)
-            .cloned()
-            .ok_or_else(|| format!("--{k} is required"))
-    };
-    let num =
-        |k: &str| -> Result<f64, String> { get(k)?.parse().map_err(|e| format!("--{k}: {e}")) };
-    let strategy = match get("strategy")?.as_str() {
-        "core" => Strategy::Core,
-        "writes" => Strategy::Writes,
-        s => return Err(format!("--strategy {s}: core or writes")),
-    };
-    contention::worker(
-        &get("endpoint")?,
-        &get("table")?,
-        "hot",
-        num("start-at")?,
-        num("until")?,
-        strategy,
-        num("tasks")? as usize,
-        &PathBuf::from(get("record")?),
-    )
-    .await
 }
 
 fn machine() -> Value {
@@ -140,7 +108,9 @@ async fn run() -> Result<(), String> {
         cli: std::env::var("BENCH_CLI")
             .map(PathBuf::from)
             .unwrap_or_else(|_| me.with_file_name("ddblock")),
-        me,
+        peer: std::env::var("BENCH_PEER")
+            .map(PathBuf::from)
+            .unwrap_or_else(|_| me.with_file_name("ddblock-peer")),
         root: ddblock_test_support::repo_root(),
         scratch: scratch.clone(),
     };

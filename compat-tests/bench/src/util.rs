@@ -1,13 +1,14 @@
 //! What every figure shares: the profile, where the servers and the other languages are, CPU
 //! accounting, percentiles, fresh tables and child processes.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use ddblock::{CreateTableOptions, Store, StoreConfig};
 use ddblock_test_support::child;
 use serde_json::Value;
+use tokio::io::AsyncWriteExt;
 
 /// How much of each figure to run.
 #[derive(Debug, Clone)]
@@ -100,8 +101,8 @@ pub struct Ctx {
     pub node: String,
     /// The `ddblock` CLI binary.
     pub cli: PathBuf,
-    /// This binary (contention workers run as its `worker` subcommand).
-    pub me: PathBuf,
+    /// The Rust peer, `ddblock-peer` (the Rust contention workers).
+    pub peer: PathBuf,
     pub root: PathBuf,
     /// Scratch folder for records.
     pub scratch: PathBuf,
@@ -197,12 +198,41 @@ pub async fn run_child(
 
 pub use ddblock_test_support::child::last_json;
 
-/// Sleeps until Unix time `t`.
-pub async fn sleep_until_unix(t: f64) {
-    let wait = t - unix_now();
-    if wait > 0.0 {
-        tokio::time::sleep(Duration::from_secs_f64(wait)).await;
+/// One request to a fresh Rust peer (`peer`: `ddblock-peer`, compat-tests/support/peers/
+/// PROTOCOL.md) configured by the `DDB_*` variables `env`, then EOF on its stdin: its answer,
+/// which must be ok. `what` names it in errors.
+pub async fn rust_peer(
+    peer: &Path,
+    env: &[(&str, String)],
+    request: &Value,
+    what: &str,
+) -> Result<Value, String> {
+    let program = peer.display().to_string();
+    let mut child = tokio::process::Command::new(peer)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| {
+            format!("{what}: cannot start {program} (cargo build -p ddblock-test-support): {e}")
+        })?;
+    let mut stdin = child.stdin.take().expect("piped stdin");
+    stdin
+        .write_all(format!("{request}\n").as_bytes())
+        .await
+        .map_err(|e| format!("{what}: cannot write to {program}: {e}"))?;
+    drop(stdin);
+    let out = child::output(child, &program, what).await?;
+    let answer = last_json(&String::from_utf8_lossy(&out.stdout), what)?;
+    if answer["ok"] != true {
+        return Err(format!(
+            "{what}: {answer}; stderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
     }
+    Ok(answer)
 }
 
 /// A number from a JSON object, or 0.

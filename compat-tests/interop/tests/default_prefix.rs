@@ -1,13 +1,12 @@
 //! ddblock's default cache prefix (`CACHE_PREFIX` unset) against Laravel's own `Str::slug`
-//! (Debian's 8.83, run as `php compat-tests/laravel/slug.php`): the slug of `APP_NAME` must be
+//! (Debian's 8.83) and config/cache.php's prefix of each version, as the PHP peer's `slug`
+//! request answers them (`compat-tests/laravel/harness.php`): the prefix from `APP_NAME` must be
 //! Laravel's, byte for byte, or a process that trusts the default never meets the app's locks.
-
-use std::io::Write;
-use std::process::{Command, Stdio};
 
 use ddblock::config::{laravel_prefix, laravel_slug};
 use ddblock::{ErrorKind, KeyLayout, StoreConfig};
-use ddblock_test_support::repo_root;
+use ddblock_test_support::laravel::{self, PeerEnv};
+use serde_json::{json, Value};
 
 /// ASCII app names, ordinary and awkward: separators, `@`, punctuation, runs, edges.
 const NAMES: &[&str] = &[
@@ -28,53 +27,49 @@ const NAMES: &[&str] = &[
     "under_score-and dash",
 ];
 
-fn php_slugs(names: &[&str]) -> Vec<(String, String, String)> {
-    let script = repo_root().join("compat-tests/laravel/slug.php");
-    let mut child = Command::new("php")
-        .arg(&script)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("cannot start php: run compat-tests/setup.sh");
-    {
-        let mut stdin = child.stdin.take().unwrap();
-        for n in names {
-            writeln!(stdin, "{}", serde_json::to_string(n).unwrap()).unwrap();
-        }
+/// Stock Laravel's answers to `slug` for every name, in the version of `layout`. The peer sends
+/// no request for it, so the endpoint and table are placeholders.
+fn php_slugs(layout: KeyLayout) -> Vec<Value> {
+    let env = PeerEnv::new(
+        "http://127.0.0.1:9",
+        "unused",
+        layout.as_str(),
+        "",
+        "laravel",
+    );
+    let requests: Vec<Value> = NAMES
+        .iter()
+        .map(|n| json!({"op": "slug", "name": n}))
+        .collect();
+    let answers = laravel::answers(&env, &requests, "PHP peer (slug)").unwrap();
+    for (name, a) in NAMES.iter().zip(&answers) {
+        assert_eq!(a["ok"], true, "slug {name:?}: {a}");
     }
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "php slug.php failed");
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    answers
 }
 
 #[test]
 fn default_prefix_is_laravels() {
-    let slugs = php_slugs(NAMES);
-    assert_eq!(slugs.len(), NAMES.len());
-    for (name, underscore, dash) in &slugs {
-        assert_eq!(
-            &laravel_slug(name, '_'),
-            underscore,
-            "Str::slug({name:?}, '_')"
-        );
-        assert_eq!(&laravel_slug(name, '-'), dash, "Str::slug({name:?})");
-        // The suffixes are those of config/cache.php per version (see laravel_prefix's doc).
-        let by_layout = [
-            (KeyLayout::Laravel8, format!("{underscore}_cache")),
-            (KeyLayout::Laravel11, format!("{underscore}_cache_")),
-            (KeyLayout::Laravel12, format!("{dash}-cache-")),
-        ];
-        for (layout, want) in by_layout {
+    for layout in [
+        KeyLayout::Laravel8,
+        KeyLayout::Laravel11,
+        KeyLayout::Laravel12,
+    ] {
+        for (name, php) in NAMES.iter().zip(php_slugs(layout)) {
+            let (underscore, dash) = (&php["slug_underscore"], &php["slug"]);
+            assert_eq!(
+                laravel_slug(name, '_'),
+                *underscore,
+                "Str::slug({name:?}, '_')"
+            );
+            assert_eq!(laravel_slug(name, '-'), *dash, "Str::slug({name:?})");
+            let want = php["prefix"].as_str().unwrap();
             assert_eq!(
                 laravel_prefix(name, layout).unwrap(),
                 want,
                 "{name:?} {layout}"
             );
-            let built = StoreConfig::from_vars(|k| (k == "APP_NAME").then(|| name.clone()))
+            let built = StoreConfig::from_vars(|k| (k == "APP_NAME").then(|| name.to_string()))
                 .unwrap()
                 .layout(layout)
                 .build()

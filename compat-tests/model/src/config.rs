@@ -87,20 +87,20 @@ pub struct Config {
 }
 
 impl Config {
-    /// A client's display name.
+    /// Client `c`'s display name: its kind and its number from 1 (`core-1`, `laravel-2`).
+    pub fn client_name(&self, c: u8) -> String {
+        let kind = match self.clients[usize::from(c)] {
+            Kind::Core => "core",
+            Kind::Php => "php",
+            Kind::Laravel => "laravel",
+        };
+        format!("{kind}-{}", c + 1)
+    }
+
+    /// Every client's display name, by client.
     pub fn names(&self) -> Vec<String> {
-        self.clients
-            .iter()
-            .enumerate()
-            .map(|(i, k)| {
-                let kind = match k {
-                    Kind::Core => "core",
-                    Kind::Php => "php",
-                    Kind::Laravel => "laravel",
-                };
-                format!("{kind}-{}", i + 1)
-            })
-            .collect()
+        let clients = u8::try_from(self.clients.len()).expect("few clients");
+        (0..clients).map(|c| self.client_name(c)).collect()
     }
 
     /// What is expected of the property `name`.
@@ -157,15 +157,40 @@ fn base(name: &'static str, title: &'static str) -> Config {
     }
 }
 
-/// The ddblock safety properties every ddblock configuration expects to hold.
-fn ddblock_safety() -> Vec<(&'static str, Expect)> {
-    vec![
-        (prop::ONE_HOLDER, Holds),
-        (prop::RELEASE_LEAVES_NONE, Holds),
-        (prop::UNKNOWN_LEAVES_NONE, Holds),
-        (prop::CLEANUP_OWN_ONLY, Holds),
-        (prop::RELEASE_OWN_ONLY, Holds),
-    ]
+/// Two stock Laravel clients, clocks in sync, no heartbeat (Laravel has none).
+fn laravel(name: &'static str, title: &'static str) -> Config {
+    Config {
+        clients: vec![Kind::Laravel, Kind::Laravel],
+        offsets: vec![vec![0], vec![0]],
+        refresh: false,
+        ..base(name, title)
+    }
+}
+
+/// ddblock in keep-fence mode, two acquisitions each, time up to t=3, no heartbeat, writes that
+/// land when sent (fewer states for the second acquisitions).
+fn keep_fence(name: &'static str, title: &'static str) -> Config {
+    Config {
+        release: ReleaseMode::KeepFence,
+        acquisitions: 2,
+        horizon: 3,
+        refresh: false,
+        delayed_writes: false,
+        ..base(name, title)
+    }
+}
+
+/// The ddblock safety properties every ddblock configuration expects to hold, and `more`
+/// properties expected to hold (or to find examples) there.
+fn ddblock_holds(more: &[&'static str]) -> Vec<(&'static str, Expect)> {
+    let safety = [
+        prop::ONE_HOLDER,
+        prop::RELEASE_LEAVES_NONE,
+        prop::UNKNOWN_LEAVES_NONE,
+        prop::CLEANUP_OWN_ONLY,
+        prop::RELEASE_OWN_ONLY,
+    ];
+    safety.iter().chain(more).map(|&p| (p, Holds)).collect()
 }
 
 /// Every configuration, in the order the binary runs them.
@@ -176,33 +201,26 @@ pub fn configurations() -> Vec<Config> {
          heartbeat, clocks within margin + 1 (its lock path sends no eventually consistent read \
          for a stale one to reach): every safety property holds",
     );
-    a.expect = ddblock_safety();
-    a.expect.extend([
-        (prop::EX_ACQUIRED, Holds),
-        (prop::EX_RECOVERED, Holds),
-        (prop::EX_CLEANED_UP, Holds),
-        (prop::EX_TAKEN_OVER, Holds),
-        (prop::EX_REFRESHED, Holds),
-        (prop::EX_RELEASED, Holds),
+    a.expect = ddblock_holds(&[
+        prop::EX_ACQUIRED,
+        prop::EX_RECOVERED,
+        prop::EX_CLEANED_UP,
+        prop::EX_TAKEN_OVER,
+        prop::EX_REFRESHED,
+        prop::EX_RELEASED,
     ]);
 
-    let mut b = base(
+    let mut b = keep_fence(
         "b-keep-fence",
         "ddblock in keep-fence mode (the clean-up of an unknown outcome keeping the fence too), lost \
          answers (writes land when sent), clocks within margin + 1, two acquisitions each: \
          fences never go back",
     );
-    b.release = ReleaseMode::KeepFence;
-    b.acquisitions = 2;
-    b.horizon = 3;
-    b.refresh = false;
-    b.delayed_writes = false;
-    b.expect = ddblock_safety();
-    b.expect.extend([
-        (prop::FENCE_FORWARD, Holds),
-        (prop::EX_ACQUIRED, Holds),
-        (prop::EX_TAKEN_OVER, Holds),
-        (prop::EX_RELEASED, Holds),
+    b.expect = ddblock_holds(&[
+        prop::FENCE_FORWARD,
+        prop::EX_ACQUIRED,
+        prop::EX_TAKEN_OVER,
+        prop::EX_RELEASED,
     ]);
 
     let mut b1 = b.clone();
@@ -212,29 +230,19 @@ pub fn configurations() -> Vec<Config> {
     b1.cleanup_keeps_fence = false;
     b1.expect = vec![(prop::FENCE_FORWARD, Fails)];
 
-    let mut b2 = base(
+    let mut b2 = keep_fence(
         "b-keep-fence-ttl-in-sync",
         "keep-fence mode with DynamoDB TTL deleting the kept item at any time, clocks in sync, \
          writes not delayed: fences still go forward",
     );
-    b2.release = ReleaseMode::KeepFence;
     b2.ttl_deletion = true;
-    b2.acquisitions = 2;
-    b2.horizon = 3;
     b2.offsets = vec![vec![0], vec![0]];
-    b2.delayed_writes = false;
-    b2.refresh = false;
-    b2.expect = ddblock_safety();
-    b2.expect
-        .extend([(prop::FENCE_FORWARD, Holds), (prop::EX_TTL_DELETED, Holds)]);
+    b2.expect = ddblock_holds(&[prop::FENCE_FORWARD, prop::EX_TTL_DELETED]);
 
-    let mut c = base(
+    let mut c = laravel(
         "c-laravel-stale",
         "stock Laravel clients, eventually consistent reads: a release leaves the lock stuck",
     );
-    c.clients = vec![Kind::Laravel, Kind::Laravel];
-    c.offsets = vec![vec![0], vec![0]];
-    c.refresh = false;
     c.stale_ticks = Some(0);
     c.lost_answers = false;
     c.delayed_writes = false;
@@ -243,15 +251,12 @@ pub fn configurations() -> Vec<Config> {
         (prop::EX_STALE_READ, Holds),
     ];
 
-    let mut c2 = base(
+    let mut c2 = laravel(
         "c-laravel-faults",
         "stock Laravel clients with lost answers, delayed writes and pauses (reads consistent): \
          an add() whose answer is lost leaves the lock behind, and a release paused between its \
          read and its delete deletes the next holder's lock",
     );
-    c2.clients = vec![Kind::Laravel, Kind::Laravel];
-    c2.offsets = vec![vec![0], vec![0]];
-    c2.refresh = false;
     c2.expect = vec![
         (prop::UNKNOWN_LEAVES_NONE, Fails),
         (prop::RELEASE_OWN_ONLY, Fails),

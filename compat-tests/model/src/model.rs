@@ -28,7 +28,7 @@ pub fn step(cfg: &Config, s: &State, a: Action, notes: &mut Notes) -> Option<Sta
         Action::Land(c, seq) => protocol::land(cfg, &mut s, c, seq, notes),
         Action::Drop(c, seq) => {
             s.net.retain(|w| !(w.client == c && w.seq == seq));
-            let name = &cfg.names()[usize::from(c)];
+            let name = cfg.client_name(c);
             notes.say(|| {
                 format!(
                     "t={} {name}: write #{seq} is lost on the way; it never lands",
@@ -183,6 +183,22 @@ pub fn holds(name: &str, s: &State) -> bool {
     }
 }
 
+/// The `always` properties named (constants of [`prop`]), each checked by [`holds`]. A macro:
+/// stateright takes a property's condition as a function pointer, which cannot capture its name.
+macro_rules! always {
+    ($($name:ident),* $(,)?) => {
+        [$(Property::always(prop::$name, |_, s| holds(prop::$name, s))),*]
+    };
+}
+
+/// The `sometimes` properties named (constants of [`prop`]), each an example of a state that
+/// has seen its event (a flag of [`event`]).
+macro_rules! sometimes {
+    ($($name:ident: $event:ident),* $(,)?) => {
+        [$(Property::sometimes(prop::$name, |_, s: &State| s.seen & event::$event != 0)),*]
+    };
+}
+
 impl Model for ProtocolModel {
     type State = State;
     type Action = Action;
@@ -200,45 +216,24 @@ impl Model for ProtocolModel {
     }
 
     fn properties(&self) -> Vec<Property<Self>> {
-        vec![
-            Property::always(prop::ONE_HOLDER, |_, s| holds(prop::ONE_HOLDER, s)),
-            Property::always(prop::RELEASE_LEAVES_NONE, |_, s| {
-                holds(prop::RELEASE_LEAVES_NONE, s)
-            }),
-            Property::always(prop::UNKNOWN_LEAVES_NONE, |_, s| {
-                holds(prop::UNKNOWN_LEAVES_NONE, s)
-            }),
-            Property::always(prop::CLEANUP_OWN_ONLY, |_, s| {
-                holds(prop::CLEANUP_OWN_ONLY, s)
-            }),
-            Property::always(prop::RELEASE_OWN_ONLY, |_, s| {
-                holds(prop::RELEASE_OWN_ONLY, s)
-            }),
-            Property::always(prop::FENCE_FORWARD, |_, s| holds(prop::FENCE_FORWARD, s)),
-            Property::sometimes(prop::EX_ACQUIRED, |_, s: &State| {
-                s.seen & event::ACQUIRED != 0
-            }),
-            Property::sometimes(prop::EX_RECOVERED, |_, s: &State| {
-                s.seen & event::RECOVERED != 0
-            }),
-            Property::sometimes(prop::EX_CLEANED_UP, |_, s: &State| {
-                s.seen & event::CLEANED_UP != 0
-            }),
-            Property::sometimes(prop::EX_TAKEN_OVER, |_, s: &State| {
-                s.seen & event::TAKEN_OVER != 0
-            }),
-            Property::sometimes(prop::EX_REFRESHED, |_, s: &State| {
-                s.seen & event::REFRESHED != 0
-            }),
-            Property::sometimes(prop::EX_TTL_DELETED, |_, s: &State| {
-                s.seen & event::TTL_DELETED != 0
-            }),
-            Property::sometimes(prop::EX_STALE_READ, |_, s: &State| {
-                s.seen & event::STALE_READ != 0
-            }),
-            Property::sometimes(prop::EX_RELEASED, |_, s: &State| {
-                s.seen & event::RELEASED != 0
-            }),
-        ]
+        let mut properties = Vec::from(always![
+            ONE_HOLDER,
+            RELEASE_LEAVES_NONE,
+            UNKNOWN_LEAVES_NONE,
+            CLEANUP_OWN_ONLY,
+            RELEASE_OWN_ONLY,
+            FENCE_FORWARD,
+        ]);
+        properties.extend(sometimes![
+            EX_ACQUIRED: ACQUIRED,
+            EX_RECOVERED: RECOVERED,
+            EX_CLEANED_UP: CLEANED_UP,
+            EX_TAKEN_OVER: TAKEN_OVER,
+            EX_REFRESHED: REFRESHED,
+            EX_TTL_DELETED: TTL_DELETED,
+            EX_STALE_READ: STALE_READ,
+            EX_RELEASED: RELEASED,
+        ]);
+        properties
     }
 }

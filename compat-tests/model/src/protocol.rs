@@ -49,7 +49,7 @@ pub fn send(cfg: &Config, s: &mut State, c: u8, seq: u8, unknown: bool, notes: &
     if cfg.fences {
         s.sends += 1;
     }
-    let name = &cfg.names()[usize::from(c)];
+    let name = cfg.client_name(c);
     notes.say(|| {
         let what = if is_laravel(cfg, c) {
             format!("add() PutItem sent (clock {now}: expires_at={}, condition expires_at < {now})", w.expires_at)
@@ -111,7 +111,7 @@ pub fn land(cfg: &Config, s: &mut State, c: u8, seq: u8, notes: &mut Notes) {
     };
     let w = s.net.remove(pos);
     let a = table::land(cfg, s, &w);
-    let name = &cfg.names()[usize::from(c)];
+    let name = cfg.client_name(c);
     let mut heard = false;
     if let Phase::Acquiring {
         writes,
@@ -174,7 +174,7 @@ pub fn answer(cfg: &Config, s: &mut State, c: u8, notes: &mut Notes) {
     else {
         return;
     };
-    let name = &cfg.names()[usize::from(c)];
+    let name = cfg.client_name(c);
     let now = clock(s, c);
     let t = s.t;
     match a {
@@ -238,11 +238,11 @@ pub fn timeout(cfg: &Config, s: &mut State, c: u8, notes: &mut Notes) {
     else {
         return;
     };
-    let name = &cfg.names()[usize::from(c)];
     notes.say(|| {
         format!(
-            "t={} {name}: no answer to write #{seq} (lost or late): outcome unknown",
-            s.t
+            "t={} {}: no answer to write #{seq} (lost or late): outcome unknown",
+            s.t,
+            cfg.client_name(c)
         )
     });
     again(cfg, s, c, writes, true, notes);
@@ -255,7 +255,7 @@ pub fn finish(cfg: &Config, s: &mut State, c: u8, notes: &mut Notes) {
     let Phase::Acquiring { unknown, .. } = client(s, c).phase else {
         return;
     };
-    let name = &cfg.names()[usize::from(c)];
+    let name = cfg.client_name(c);
     let n = client(s, c).current();
     let t = s.t;
     if !unknown {
@@ -301,7 +301,7 @@ pub fn refresh(cfg: &Config, s: &mut State, c: u8, lost: bool, notes: &mut Notes
             set_phase(s, c, Phase::Holding { deadline, fence });
         }
     }
-    let name = &cfg.names()[usize::from(c)];
+    let name = cfg.client_name(c);
     notes.say(|| {
         let lost = if lost { ", its answer lost" } else { "" };
         format!(
@@ -315,7 +315,7 @@ pub fn refresh(cfg: &Config, s: &mut State, c: u8, lost: bool, notes: &mut Notes
 /// update to a past expiry). Laravel: GetItem (eventually consistent; `stale` reads the version
 /// before the last change), and the delete only if it saw its own owner on a live item.
 pub fn release(cfg: &Config, s: &mut State, c: u8, stale: bool, notes: &mut Notes) {
-    let name = &cfg.names()[usize::from(c)];
+    let name = cfg.client_name(c);
     let n = client(s, c).current();
     let now = clock(s, c);
     let t = s.t;

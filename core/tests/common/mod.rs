@@ -100,15 +100,8 @@ impl FaultyTable {
 
     /// The raw item under table key `key`, straight from the server (consistent read).
     pub async fn raw(&self, key: &str) -> Option<Item> {
-        client_for(&self.proxy.upstream)
-            .get_item()
-            .table_name(&self.table)
-            .key("key", s(key))
-            .consistent_read(true)
-            .send()
-            .await
-            .expect("GetItem")
-            .item
+        let upstream = client_for(&self.proxy.upstream);
+        ddblock_test_support::raw_item(&upstream, &self.table, key).await
     }
 
     /// Waits (up to 5 s) until the item under `key` is gone.

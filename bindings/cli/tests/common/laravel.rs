@@ -1,14 +1,16 @@
 //! Real Laravel next to the binary: one `php compat-tests/laravel/harness.php` command loop
 //! (Laravel's unmodified lock and cache classes) against a test's server and table, optionally
-//! under `faketime` for a skewed wall clock.
+//! under `faketime` for a skewed wall clock, started by the support crate's starter
+//! (`ddblock_test_support::laravel::command`).
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 
 use base64::Engine;
+use ddblock_test_support::laravel::{self, PeerEnv};
 use serde_json::{json, Value};
 
-use super::{root, Ctx};
+use super::Ctx;
 
 /// One `php harness.php` command loop; killed when dropped.
 pub struct Php {
@@ -26,30 +28,12 @@ impl Php {
     /// The same, its wall clock `skew` off (`faketime -f SKEW`, e.g. "+2s"; monotonic clocks
     /// are left alone) when given.
     pub fn start_skewed(ctx: &Ctx, layout: &str, prefix: &str, skew: Option<&str>) -> Php {
-        let harness = root().join("compat-tests/laravel/harness.php");
-        let mut command = match skew {
-            Some(s) => {
-                let mut c = Command::new("faketime");
-                c.args(["-f", s, "php"]).env("DONT_FAKE_MONOTONIC", "1");
-                c
-            }
-            None => Command::new("php"),
-        };
-        let mut child = command
-            .arg(&harness)
-            .env("DDB_ENDPOINT", &ctx.endpoint)
-            .env("DDB_TABLE", &ctx.table)
-            .env("DDB_LAYOUT", layout)
-            .env("DDB_PREFIX", prefix)
-            .env("AWS_ACCESS_KEY_ID", "test")
-            .env("AWS_SECRET_ACCESS_KEY", "test")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
+        let mut env = PeerEnv::new(&ctx.endpoint, &ctx.table, layout, prefix, "laravel");
+        env.skew = skew.map(str::to_owned);
+        let mut child = laravel::command(&env)
             .stderr(Stdio::inherit())
             .spawn()
-            .unwrap_or_else(|e| {
-                panic!("cannot start `php {}` ({e}): run ./compat-tests/setup.sh (or run-tests.sh), which installs PHP, faketime and Laravel's cache component", harness.display())
-            });
+            .unwrap_or_else(|e| panic!("{}", laravel::cannot_start("PHP harness", &e)));
         let stdin = child.stdin.take().unwrap();
         let stdout = BufReader::new(child.stdout.take().unwrap());
         Php {

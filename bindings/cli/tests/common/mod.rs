@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use assert_cmd::Command;
 use ddblock::aws_sdk_dynamodb::types::AttributeValue;
 use ddblock::aws_sdk_dynamodb::Client;
+use ddblock_test_support::{put_raw_item, raw_item};
 use serde_json::Value;
 
 // Not every test file runs on both servers (`on_servers`): s3.rs and bad_input.rs run on moto.
@@ -202,36 +203,12 @@ impl Ctx {
         if let Some(e) = expires_at {
             item.insert("expires_at".into(), AttributeValue::N(e.to_string()));
         }
-        let client = self.client();
-        let table = self.table.clone();
-        block_on(async move {
-            client
-                .put_item()
-                .table_name(table)
-                .set_item(Some(item))
-                .send()
-                .await
-                .expect("PutItem");
-        });
+        block_on(put_raw_item(&self.client(), &self.table, item));
     }
 
     /// Whether table key `key` is in the table (consistent read).
     pub fn raw_exists(&self, key: &str) -> bool {
-        let client = self.client();
-        let table = self.table.clone();
-        let key = key.to_owned();
-        block_on(async move {
-            client
-                .get_item()
-                .table_name(table)
-                .key("key", AttributeValue::S(key))
-                .consistent_read(true)
-                .send()
-                .await
-                .expect("GetItem")
-                .item
-                .is_some()
-        })
+        block_on(raw_item(&self.client(), &self.table, key)).is_some()
     }
 }
 

@@ -1,18 +1,19 @@
 //! The driver of the PHP harness (`compat-tests/laravel/harness.php`): one long-lived process
 //! speaking the JSON-lines peer protocol (compat-tests/support/peers/PROTOCOL.md). This module
-//! starts it and exchanges one command; `cache.rs` and `lock.rs` hold a typed method per command.
+//! starts it (by the support crate's starter, `ddblock_test_support::laravel::command`) and
+//! exchanges one command; `cache.rs` and `lock.rs` hold a typed method per command.
 
 use std::fmt;
 use std::process::Stdio;
 use std::time::Duration;
 
 use ddblock::KeyLayout;
+use ddblock_test_support::laravel::{self, PeerEnv};
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::sync::Mutex;
 
-use crate::repo_root;
 use crate::wire::item_from_wire;
 use crate::Item;
 
@@ -78,32 +79,15 @@ impl fmt::Debug for PhpHarness {
 
 impl PhpHarness {
     /// Starts the harness (needs a tokio runtime) for `table` at `endpoint` with a layout and
-    /// prefix. Panics when `php` cannot be started (run `compat-tests/setup.sh`).
+    /// prefix, by the support crate's starter ([`laravel::command`]). Panics when `php` cannot be
+    /// started (run `compat-tests/setup.sh`).
     pub fn spawn(endpoint: &str, table: &str, layout: KeyLayout, prefix: &str) -> PhpHarness {
-        let script = repo_root().join("compat-tests/laravel/harness.php");
-        assert!(
-            script.is_file(),
-            "{} is missing: the interop tests need the PHP harness",
-            script.display()
-        );
-        let mut child = Command::new("php")
-            .arg(&script)
-            .env("DDB_ENDPOINT", endpoint)
-            .env("DDB_TABLE", table)
-            .env("DDB_LAYOUT", layout.as_str())
-            .env("DDB_PREFIX", prefix)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
+        let env = PeerEnv::new(endpoint, table, layout.as_str(), prefix, "laravel");
+        let mut child = Command::from(laravel::command(&env))
             .stderr(Stdio::inherit())
             .kill_on_drop(true)
             .spawn()
-            .unwrap_or_else(|e| {
-                panic!(
-                    "cannot start `php {}` ({e}): install PHP and Laravel's cache component with \
-                     compat-tests/setup.sh",
-                    script.display()
-                )
-            });
+            .unwrap_or_else(|e| panic!("{}", laravel::cannot_start("PHP harness", &e)));
         let stdin = child.stdin.take().expect("piped stdin");
         let stdout = BufReader::new(child.stdout.take().expect("piped stdout"));
         PhpHarness {

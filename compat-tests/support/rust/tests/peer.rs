@@ -205,4 +205,50 @@ fn peer_round_trips(server: Server) {
     assert!(p.close(), "the peer did not exit 0 at the end of its input");
 }
 
-on_servers!(sync peer_round_trips);
+/// `cycles` with the Rust peer's own fields: two loops in one process waiting for one lock, by
+/// the core's `block()` and by a write per try. Every hold is alone, both loops get the lock,
+/// and each record names its loop.
+fn peer_cycles(server: Server) {
+    let mut p = Peer::start(server);
+    for wait in ["block", "writes"] {
+        let record = std::env::temp_dir().join(format!(
+            "ddblock-peer-cycles-{}.jsonl",
+            ddblock::lock::random_owner()
+        ));
+        let _ = std::fs::remove_file(&record);
+        let now = p.ok(json!({"op": "hello"}))["now"].as_f64().unwrap();
+        let answer = p.ok(json!({
+            "op": "cycles", "names": ["hot"], "cycles": 1000, "ttl": 10, "work_ms": 20,
+            "think_ms": 20, "block": true, "wait": wait, "tasks": 2, "start_at": now + 0.2,
+            "until": now + 1.5, "record": record.display().to_string(),
+        }));
+        let text = std::fs::read_to_string(&record).expect("record file");
+        let _ = std::fs::remove_file(&record);
+        let records: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(answer["cycles"], records.len(), "{wait}: {answer}");
+        assert_eq!(answer["errors"], 0, "{wait}: {answer}");
+        let mut holds: Vec<(f64, f64)> = Vec::new();
+        for task in [0, 1] {
+            let got = records
+                .iter()
+                .filter(|r| r["task"] == task && r["acquired"] == true)
+                .count();
+            assert!(got > 0, "{wait}: loop {task} never got the lock: {text}");
+        }
+        for r in records.iter().filter(|r| r["acquired"] == true) {
+            assert_eq!(r["released"], true, "{wait}: {r}");
+            holds.push((r["t_acq"].as_f64().unwrap(), r["t_rel"].as_f64().unwrap()));
+        }
+        holds.sort_by(|a, b| a.0.total_cmp(&b.0));
+        for pair in holds.windows(2) {
+            assert!(pair[0].1 <= pair[1].0, "{wait}: holds overlap: {pair:?}");
+        }
+    }
+    let bad = r#"{"op":"cycles","names":["n"],"cycles":1,"ttl":5,"record":"/dev/null","block":true,"wait":"poll"}"#;
+    assert!(p.fails(bad).contains("block or writes"));
+}
+
+on_servers!(sync peer_round_trips, peer_cycles);

@@ -2,7 +2,7 @@
 //! measure this host's clock against the server's: core/src/dynamo/date.rs).
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, UNIX_EPOCH};
 
 use aws_sdk_dynamodb::config::interceptors::BeforeDeserializationInterceptorContextRef;
 use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
@@ -10,7 +10,7 @@ use aws_sdk_dynamodb::error::BoxError;
 use aws_sdk_dynamodb::primitives::{DateTime, DateTimeFormat};
 use ddblock_test_support::{laravel_item, on_servers, s, Server};
 
-use super::{failure, Probe};
+use super::{failure, key_item, Probe};
 
 /// A failed condition is HTTP 400 `ConditionalCheckFailedException`, "The conditional request
 /// failed", on every server (DynamoDB's documented text).
@@ -18,12 +18,7 @@ async fn a_failed_condition_is_the_same_everywhere(server: Server) {
     let p = Probe::new(server).await;
     p.put(laravel_item("a", s("v"), 1)).await.unwrap();
     let f = p
-        .client
-        .put_item()
-        .table_name(&p.table)
-        .set_item(Some(laravel_item("a", s("w"), 1)))
-        .condition_expression("attribute_not_exists(#k)")
-        .expression_attribute_names("#k", "key")
+        .add_request(laravel_item("a", s("w"), 1))
         .send()
         .await
         .map_err(failure)
@@ -40,28 +35,18 @@ async fn a_failed_condition_is_the_same_everywhere(server: Server) {
 /// A missing table: `ResourceNotFoundException` on item and table requests everywhere, in each
 /// server's words; moto's DescribeTimeToLive answers another code, `ResourceNotFound`.
 async fn a_missing_table(server: Server) {
-    let p = Probe::new(server).await;
-    let c = &p.client;
-    let missing = "no_such_table";
-    let get = c
-        .get_item()
-        .table_name(missing)
-        .key("key", s("a"))
+    let p = Probe::new(server).await.on_table("no_such_table");
+    let get = p
+        .get_request("a")
         .send()
-        .await;
-    let put = c
-        .put_item()
-        .table_name(missing)
-        .item("key", s("a"))
-        .send()
-        .await;
+        .await
+        .map_err(failure)
+        .unwrap_err();
+    let put = p.put(key_item("a")).await.unwrap_err();
+    let (c, missing) = (&p.client, &p.table);
     let describe = c.describe_table().table_name(missing).send().await;
-    let ttl = c.describe_time_to_live().table_name(missing).send().await;
-    let (get, put) = (
-        get.map_err(failure).unwrap_err(),
-        put.map_err(failure).unwrap_err(),
-    );
     let describe = describe.map_err(failure).unwrap_err();
+    let ttl = c.describe_time_to_live().table_name(missing).send().await;
     let ttl = ttl.map_err(failure).unwrap_err();
     let code = "ResourceNotFoundException";
     let by_name = "Requested resource not found: Table: no_such_table not found";
@@ -119,30 +104,21 @@ impl Intercept for DateSeen {
 }
 
 fn now() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs_f64()
+    UNIX_EPOCH.elapsed().expect("after 1970").as_secs_f64()
 }
 
 /// Every answer, success or error, carries an RFC 9110 `Date` within the second of the request
 /// (the servers share this host's clock), at any point of the second.
 async fn every_answer_has_an_accurate_date(server: Server) {
     let p = Probe::new(server).await;
+    let missing = p.on_table("no_such_table");
     for i in 0..6 {
         for error in [false, true] {
             let seen = DateSeen::default();
-            let table = if error {
-                "no_such_table"
-            } else {
-                p.table.as_str()
-            };
+            let to = if error { &missing } else { &p };
             let t0 = now();
-            let res = p
-                .client
-                .get_item()
-                .table_name(table)
-                .key("key", s("a"))
+            let res = to
+                .get_request("a")
                 .customize()
                 .interceptor(seen.clone())
                 .send()

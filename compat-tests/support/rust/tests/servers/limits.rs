@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use aws_sdk_dynamodb::types::{KeysAndAttributes, PutRequest, WriteRequest};
 use ddblock_test_support::{on_servers, s, Item, Server};
 
-use super::{failure, refused, Probe};
+use super::{failure, key_item, refused, Probe};
 
 /// An item of exactly `bytes` bytes as DynamoDB counts them (UTF-8 lengths of the attribute
 /// names and values): `key` = "big", `value` = ASCII filler.
@@ -43,7 +43,6 @@ async fn the_item_size_limit(server: Server) {
 /// UTF-16 code units, so it stores multibyte keys of up to 2048 characters. Messages differ.
 async fn the_partition_key_limit(server: Server) {
     let p = Probe::new(server).await;
-    let key_item = |k: &str| Item::from([("key".to_owned(), s(k))]);
     let message = match server {
         Server::DdbLocal => "Hash primary key values must be under 2048 bytes, and range primary key values must be under 1024 bytes",
         Server::Moto | Server::Dynalite => "One or more parameter values were invalid: Size of hashkey has exceeded the maximum size limit of2048 bytes",
@@ -158,7 +157,7 @@ async fn batch_get_limits(server: Server) {
     let send = |keys: Vec<String>| {
         let mut k = KeysAndAttributes::builder().consistent_read(true);
         for key in keys {
-            k = k.keys(Item::from([("key".to_owned(), s(&key))]));
+            k = k.keys(key_item(&key));
         }
         p.client
             .batch_get_item()
@@ -195,9 +194,7 @@ async fn batch_get_limits(server: Server) {
 async fn scan_segments(server: Server) {
     let p = Probe::new(server).await;
     for i in 0..30 {
-        p.put(Item::from([("key".to_owned(), s(&format!("s{i}")))]))
-            .await
-            .unwrap();
+        p.put(key_item(&format!("s{i}"))).await.unwrap();
     }
     let mut seen = HashSet::new();
     let mut total = 0;

@@ -17,6 +17,10 @@ mod writes;
 use aws_sdk_dynamodb::config::http::HttpResponse;
 use aws_sdk_dynamodb::config::retry::RetryConfig;
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
+use aws_sdk_dynamodb::operation::delete_item::builders::DeleteItemFluentBuilder;
+use aws_sdk_dynamodb::operation::get_item::builders::GetItemFluentBuilder;
+use aws_sdk_dynamodb::operation::put_item::builders::PutItemFluentBuilder;
+use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder;
 use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_dynamodb::Client;
 use ddblock_test_support::{new_table, s, sdk, Item, Server};
@@ -41,24 +45,41 @@ impl Probe {
         }
     }
 
-    /// A PutItem of `item`, unconditional.
-    pub async fn put(&self, item: Item) -> Result<(), Failure> {
+    /// A PutItem of `item` on the table, for the caller to add to and send.
+    pub fn put_request(&self, item: Item) -> PutItemFluentBuilder {
         self.client
             .put_item()
             .table_name(&self.table)
             .set_item(Some(item))
+    }
+
+    /// A PutItem of `item`, unconditional.
+    pub async fn put(&self, item: Item) -> Result<(), Failure> {
+        self.put_request(item)
             .send()
             .await
             .map(|_| ())
             .map_err(failure)
     }
 
-    /// A consistent GetItem of `key`.
-    pub async fn get(&self, key: &str) -> Result<Option<Item>, Failure> {
+    /// A PutItem of `item` conditioned on no item having its key (`attribute_not_exists(#k)`).
+    pub fn add_request(&self, item: Item) -> PutItemFluentBuilder {
+        self.put_request(item)
+            .condition_expression("attribute_not_exists(#k)")
+            .expression_attribute_names("#k", "key")
+    }
+
+    /// A GetItem of `key` (eventually consistent unless the caller asks).
+    pub fn get_request(&self, key: &str) -> GetItemFluentBuilder {
         self.client
             .get_item()
             .table_name(&self.table)
             .key("key", s(key))
+    }
+
+    /// A consistent GetItem of `key`.
+    pub async fn get(&self, key: &str) -> Result<Option<Item>, Failure> {
+        self.get_request(key)
             .consistent_read(true)
             .send()
             .await
@@ -66,16 +87,44 @@ impl Probe {
             .map_err(failure)
     }
 
+    /// An UpdateItem of `key`.
+    pub fn update_request(&self, key: &str) -> UpdateItemFluentBuilder {
+        self.client
+            .update_item()
+            .table_name(&self.table)
+            .key("key", s(key))
+    }
+
+    /// The same server and client on another table (one that does not exist, say).
+    pub fn on_table(&self, table: &str) -> Probe {
+        Probe {
+            server: self.server,
+            client: self.client.clone(),
+            table: table.to_owned(),
+        }
+    }
+
+    /// A DeleteItem of `key`.
+    pub fn delete_request(&self, key: &str) -> DeleteItemFluentBuilder {
+        self.client
+            .delete_item()
+            .table_name(&self.table)
+            .key("key", s(key))
+    }
+
     /// Writes `{key, v: N text}` and reads back the stored number text.
     pub async fn number(&self, key: &str, text: &str) -> Result<String, Failure> {
-        let item = Item::from([
-            ("key".to_owned(), s(key)),
-            ("v".to_owned(), AttributeValue::N(text.to_owned())),
-        ]);
+        let mut item = key_item(key);
+        item.insert("v".to_owned(), AttributeValue::N(text.to_owned()));
         self.put(item).await?;
         let stored = self.get(key).await?.expect("the item just written");
         Ok(stored["v"].as_n().expect("an N").clone())
     }
+}
+
+/// An item of its key alone.
+pub fn key_item(key: &str) -> Item {
+    Item::from([("key".to_owned(), s(key))])
 }
 
 /// What a refused request answered: HTTP status, error code (`__type`) and message.

@@ -1,10 +1,23 @@
 //! Numbers (`N`): precision, the text stored (normalised or kept), magnitude, malformed text,
 //! arithmetic.
 
-use aws_sdk_dynamodb::types::{PutRequest, WriteRequest};
+use aws_sdk_dynamodb::types::{AttributeValue, PutRequest, WriteRequest};
 use ddblock_test_support::{n, on_servers, s, Server};
 
-use super::{failure, refused, Probe};
+use super::{failure, refused, Failure, Probe};
+
+/// An UpdateItem of `key` with `expression` and `:v` bound to `v` (`SET v = :v`: how ddblock's
+/// acquire, refresh and compare-and-set write a number).
+async fn update_v(
+    p: &Probe,
+    key: &str,
+    expression: &str,
+    v: AttributeValue,
+) -> Result<(), Failure> {
+    let update = p.update_request(key).update_expression(expression);
+    let sent = update.expression_attribute_values(":v", v).send().await;
+    sent.map(|_| ()).map_err(failure)
+}
 
 /// 38 significant digits are stored on every server; 39 are refused by dynalite and DynamoDB
 /// Local (each with its own message) and stored as written by moto. Trailing zeros of an integer
@@ -99,13 +112,7 @@ async fn number_text_by_write_request(server: Server) {
             .send()
             .await
             .unwrap();
-        p.client
-            .update_item()
-            .table_name(&p.table)
-            .key("key", s("update"))
-            .update_expression("SET v = :v")
-            .expression_attribute_values(":v", n(written))
-            .send()
+        update_v(&p, "update", "SET v = :v", n(written))
             .await
             .unwrap();
         let batch = p.get("batch").await.unwrap().unwrap()["v"].clone();
@@ -193,16 +200,7 @@ async fn malformed_numbers_in_an_update(server: Server) {
     let p = Probe::new(server).await;
     let digits39 = "1".repeat(39);
     for bad in ["NaN", " 5", "0x10", "1E126", digits39.as_str()] {
-        let res = p
-            .client
-            .update_item()
-            .table_name(&p.table)
-            .key("key", s("u"))
-            .update_expression("SET v = :v")
-            .expression_attribute_values(":v", n(bad))
-            .send()
-            .await
-            .map_err(failure);
+        let res = update_v(&p, "u", "SET v = :v", n(bad)).await;
         if server == Server::Moto {
             assert!(res.is_ok(), "{server}: {bad}: {res:?}");
             assert_eq!(p.get("u").await.unwrap().unwrap()["v"], n(bad), "{server}");
@@ -220,7 +218,7 @@ async fn malformed_numbers_in_an_update(server: Server) {
     }
 }
 
-/// Arithmetic in an update expression (`SET v = v + :a`, ddblock's increment) is exact to 38
+/// Arithmetic in an update expression (`SET v = v + :v`, ddblock's increment) is exact to 38
 /// digits and beyond i64 everywhere, but only dynalite normalises the result: moto and DynamoDB
 /// Local keep the scale of the decimals (`1.5 + 1.5` = `3.0`), and moto fails (HTTP 500) on a
 /// stored number in exponent form.
@@ -245,16 +243,7 @@ async fn arithmetic_results(server: Server) {
     };
     for (start, add, results) in cases {
         p.number("sum", start).await.unwrap();
-        let res = p
-            .client
-            .update_item()
-            .table_name(&p.table)
-            .key("key", s("sum"))
-            .update_expression("SET v = v + :add")
-            .expression_attribute_values(":add", n(add))
-            .send()
-            .await
-            .map_err(failure);
+        let res = update_v(&p, "sum", "SET v = v + :v", n(add)).await;
         let got = match res {
             Ok(_) => p.get("sum").await.unwrap().unwrap()["v"]
                 .as_n()

@@ -7,19 +7,23 @@ use aws_sdk_dynamodb::types::{TimeToLiveSpecification, TimeToLiveStatus};
 use ddblock::Clock as _;
 use ddblock_test_support::{laravel_item, on_servers, s, Server};
 
-use super::{failure, refused, Probe};
+use super::{failure, refused, Failure, Probe};
 
 /// How long a test waits to see an expired item deleted (DynamoDB Local: usually a few seconds).
 const SWEEP_WAIT: Duration = Duration::from_secs(25);
 /// How long a server that does not delete expired items is watched.
 const NOT_OBSERVED_WAIT: Duration = Duration::from_secs(12);
 
-fn spec() -> TimeToLiveSpecification {
-    TimeToLiveSpecification::builder()
+/// An UpdateTimeToLive that enables TTL on `expires_at`.
+async fn enable_ttl(p: &Probe) -> Result<(), Failure> {
+    let spec = TimeToLiveSpecification::builder()
         .enabled(true)
         .attribute_name("expires_at")
         .build()
-        .unwrap()
+        .unwrap();
+    let update = p.client.update_time_to_live().table_name(&p.table);
+    let sent = update.time_to_live_specification(spec).send().await;
+    sent.map(|_| ()).map_err(failure)
 }
 
 /// UpdateTimeToLive works on moto and DynamoDB Local, is an unknown operation on dynalite;
@@ -27,14 +31,7 @@ fn spec() -> TimeToLiveSpecification {
 /// refused by DynamoDB Local (as DynamoDB documents), accepted by moto.
 async fn the_ttl_api(server: Server) {
     let p = Probe::new(server).await;
-    let update = || {
-        p.client
-            .update_time_to_live()
-            .table_name(&p.table)
-            .time_to_live_specification(spec())
-            .send()
-    };
-    let first = update().await.map_err(failure);
+    let first = enable_ttl(&p).await;
     if server == Server::Dynalite {
         let f = first.unwrap_err();
         assert_eq!(
@@ -67,7 +64,7 @@ async fn the_ttl_api(server: Server) {
         want,
         "{server}"
     );
-    let again = update().await.map_err(failure);
+    let again = enable_ttl(&p).await;
     match server {
         Server::Moto => assert!(again.is_ok(), "{server}: {again:?}"),
         Server::Dynalite => assert!(again.is_err(), "{server}"),
@@ -89,13 +86,7 @@ async fn the_ttl_api(server: Server) {
 /// it.
 async fn expired_items_deleted_by_ttl(server: Server) {
     let p = Probe::new(server).await;
-    let _ = p
-        .client
-        .update_time_to_live()
-        .table_name(&p.table)
-        .time_to_live_specification(spec())
-        .send()
-        .await;
+    let _ = enable_ttl(&p).await;
     let now = ddblock::SystemClock.now();
     const SIX_YEARS: i64 = 6 * 366 * 86_400;
     p.put(laravel_item("expired", s("v"), now - 3_600))

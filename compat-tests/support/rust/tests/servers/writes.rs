@@ -4,7 +4,7 @@
 use aws_sdk_dynamodb::types::ReturnValue;
 use ddblock_test_support::{laravel_item, n, on_servers, s, Item, Server};
 
-use super::{failure, refused, Probe};
+use super::{failure, key_item, refused, Probe};
 
 /// `ReturnValues: UPDATED_NEW` / `UPDATED_OLD` on a SET that leaves a value as it was: moto
 /// leaves the unchanged attribute out (here: no attributes at all), dynalite and DynamoDB Local
@@ -13,10 +13,7 @@ async fn updated_new_of_an_unchanged_value(server: Server) {
     let p = Probe::new(server).await;
     p.put(laravel_item("u", n(5), 9_999_999_999)).await.unwrap();
     let update = |expression: &'static str, amount: i64, rv: ReturnValue| {
-        p.client
-            .update_item()
-            .table_name(&p.table)
-            .key("key", s("u"))
+        p.update_request("u")
             .update_expression(expression)
             .expression_attribute_names("#v", "value")
             .expression_attribute_values(":a", n(amount))
@@ -47,23 +44,11 @@ async fn updated_new_of_an_unchanged_value(server: Server) {
 async fn return_values_a_write_accepts(server: Server) {
     let p = Probe::new(server).await;
     let put = p
-        .client
-        .put_item()
-        .table_name(&p.table)
-        .item("key", s("r"))
-        .return_values(ReturnValue::AllNew)
-        .send()
-        .await
-        .map_err(failure);
-    let delete = p
-        .client
-        .delete_item()
-        .table_name(&p.table)
-        .key("key", s("r"))
-        .return_values(ReturnValue::UpdatedNew)
-        .send()
-        .await
-        .map_err(failure);
+        .put_request(key_item("r"))
+        .return_values(ReturnValue::AllNew);
+    let delete = p.delete_request("r").return_values(ReturnValue::UpdatedNew);
+    let (put, delete) = (put.send().await, delete.send().await);
+    let (put, delete) = (put.map_err(failure), delete.map_err(failure));
     let invalid = "Return values set to invalid value";
     if server == Server::Dynalite {
         refused(
@@ -83,14 +68,7 @@ async fn return_values_a_write_accepts(server: Server) {
 /// with a prefix), an unused value is refused by dynalite and DynamoDB Local but accepted by moto.
 async fn unused_expression_names_and_values(server: Server) {
     let p = Probe::new(server).await;
-    let put = || {
-        p.client
-            .put_item()
-            .table_name(&p.table)
-            .item("key", s("x"))
-            .condition_expression("attribute_not_exists(#k)")
-            .expression_attribute_names("#k", "key")
-    };
+    let put = || p.add_request(key_item("x"));
     let name = put()
         .expression_attribute_names("#u", "unused")
         .send()
@@ -123,14 +101,7 @@ async fn an_eventually_consistent_read_after_a_write(server: Server) {
     let p = Probe::new(server).await;
     for i in 0..30 {
         p.put(laravel_item("e", n(i), 1)).await.unwrap();
-        let out = p
-            .client
-            .get_item()
-            .table_name(&p.table)
-            .key("key", s("e"))
-            .send()
-            .await
-            .unwrap();
+        let out = p.get_request("e").send().await.unwrap();
         assert_eq!(out.item.unwrap()["value"], n(i), "{server}: read {i}");
     }
 }
@@ -141,15 +112,7 @@ async fn concurrent_conditional_puts_admit_one(server: Server) {
     let p = Probe::new(server).await;
     for round in 0..10 {
         let key = format!("c{round}");
-        let attempts = (0..16).map(|i| {
-            p.client
-                .put_item()
-                .table_name(&p.table)
-                .set_item(Some(laravel_item(&key, n(i), 1)))
-                .condition_expression("attribute_not_exists(#k)")
-                .expression_attribute_names("#k", "key")
-                .send()
-        });
+        let attempts = (0..16).map(|i| p.add_request(laravel_item(&key, n(i), 1)).send());
         let results = futures_join_all(attempts).await;
         let won = results.iter().filter(|r| r.is_ok()).count();
         assert_eq!(won, 1, "{server}: round {round}: {won} writers won");
