@@ -40,6 +40,10 @@ pub(crate) trait LockBackend: Send + Sync + fmt::Debug {
     /// The current Unix time in milliseconds by the configured clock (a waiter's `since`).
     fn now_millis(&self) -> i64;
 
+    /// Whether stock Laravel can share these locks (its `block()` then tries every 250 ms, and
+    /// ddblock's waiters look as often at a holder without a stamp: `fair.rs`).
+    fn shared_with_laravel(&self) -> bool;
+
     /// Writes the lock item if the key is free or its lock expired before `take.cutoff`.
     fn try_acquire<'a>(&'a self, take: Take<'a>) -> BoxFuture<'a, Result<Attempt>>;
 

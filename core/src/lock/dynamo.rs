@@ -23,6 +23,10 @@ impl LockBackend for Table {
         Table::now_millis(self)
     }
 
+    fn shared_with_laravel(&self) -> bool {
+        true
+    }
+
     fn try_acquire<'a>(&'a self, t: Take<'a>) -> BoxFuture<'a, Result<Attempt>> {
         async move {
             let answer = self.take_lock(&t).await?;

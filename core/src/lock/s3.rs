@@ -57,6 +57,10 @@ impl LockBackend for Bucket {
         Bucket::now_millis(self)
     }
 
+    fn shared_with_laravel(&self) -> bool {
+        false
+    }
+
     fn try_acquire<'a>(&'a self, t: Take<'a>) -> BoxFuture<'a, Result<Attempt>> {
         async move {
             let mine = LockObject {

@@ -148,7 +148,11 @@ impl Lock {
                 Err(_) => return self.acquire_by(deadline, Some(since_ms)).await,
             },
         };
-        let mut place = Place::new(since_ms, &queue.memory());
+        let mut place = Place::new(
+            since_ms,
+            &queue.memory(),
+            self.backend.shared_with_laravel(),
+        );
         let out = self.watch_and_take(deadline, &queue, &mut place).await;
         let acquired_after =
             matches!(out, Ok(AcquireOutcome::Acquired { .. })).then(|| started.elapsed());
@@ -184,7 +188,7 @@ impl Lock {
             if write {
                 match self.acquire_by(deadline, since).await? {
                     AcquireOutcome::Held(h) if !left(deadline).is_zero() => {
-                        queue.seen_held();
+                        queue.seen_held(self.backend.now());
                         holder = Some(h);
                     }
                     out => return Ok(out),
@@ -215,9 +219,17 @@ impl Lock {
                         return self.timed_out(holder, since).await;
                     }
                     if released {
-                        // Freed in this process: write now, unless older remote waiters are
-                        // likely, then look once more after holding back.
-                        match place.hold_back() {
+                        // Freed in this process: write now, unless this process has held it
+                        // for long (then leave it free for a moment, so that waiters of other
+                        // processes can take it) or older remote waiters are likely (then hold
+                        // back); after either, look once more.
+                        let pause = if queue.long_run() {
+                            queue.yielded();
+                            Some(fair::YIELD_WINDOW)
+                        } else {
+                            place.hold_back()
+                        };
+                        match pause {
                             None => break,
                             Some(d) => {
                                 tokio::time::sleep(d.min(left(deadline))).await;
@@ -240,7 +252,7 @@ impl Lock {
                 };
                 match seen {
                     Some(h) if !self.can_take_over(&h) => {
-                        queue.seen_held();
+                        queue.seen_held(self.backend.now());
                         holder = Some(h);
                     }
                     // Free: write, unless older waiters are likely (then look again shortly).

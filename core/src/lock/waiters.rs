@@ -15,6 +15,8 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{Mutex as TurnMutex, MutexGuard as TurnGuard, Notify};
 
+use super::fair;
+
 /// Entries kept before stale ones are swept (a sweep runs when the map reaches a power of two).
 const SWEEP_FROM: usize = 64;
 /// How long a key counts as contended after a waiter of this process last saw it held.
@@ -34,6 +36,13 @@ struct Entry {
     released_at: Option<Instant>,
     /// What this process's waiters learnt of the waiting between processes (`fair.rs`).
     memory: Memory,
+    /// When this process's current run of holds began: acquisitions by its handles one after
+    /// another (its waiters handing the lock over locally), with nobody else seen holding it in
+    /// between (`fair.rs`: a long run leaves the lock free for a moment).
+    run_started: Option<Instant>,
+    /// How long a run may last before that moment: [`fair::RUN_BUDGET`] doubled each time a
+    /// moment left free found nobody else wanting the lock (`None`: the first budget).
+    run_budget: Option<Duration>,
 }
 
 /// What a process remembers of a contended key between its waits, so that a new wait starts
@@ -108,7 +117,9 @@ pub(crate) fn join(key: &Arc<str>) -> Membership {
 /// A handle of this process took the lock on `key` until `expires_at` (`now` by the same clock).
 pub(crate) fn acquired(key: &Arc<str>, expires_at: i64, now: i64) {
     let mut map = registry();
-    map.entry(key.clone()).or_default().held_until = Some(expires_at);
+    let entry = map.entry(key.clone()).or_default();
+    entry.held_until = Some(expires_at);
+    entry.run_started.get_or_insert_with(Instant::now);
     if map.len() >= SWEEP_FROM && map.len().is_power_of_two() {
         map.retain(|_, e| e.live(Some(now)));
     }
@@ -124,6 +135,10 @@ pub(crate) fn released(key: &str) {
         entry.held_until = None;
         entry.released_at = Some(Instant::now());
         let waiters = entry.waiters.upgrade();
+        if waiters.is_none() {
+            // Nobody of this process waits: its run of holds ends here.
+            entry.run_started = None;
+        }
         if !entry.live(None) {
             map.remove(key);
         }
@@ -154,10 +169,36 @@ impl Membership {
             .is_some_and(|until| until > now)
     }
 
-    /// A waiter saw the lock held by someone else.
-    pub(crate) fn seen_held(&self) {
+    /// A waiter saw the lock held (`now`: Unix seconds by the store's clock). Unless a handle of
+    /// this process holds it, someone else does: this process's run of holds has ended and others
+    /// want the lock, so the next run gets the first budget.
+    pub(crate) fn seen_held(&self, now: i64) {
         if let Some(e) = registry().get_mut(&self.key) {
             e.seen_held = Some(Instant::now());
+            if e.held_until.is_none_or(|until| until <= now) {
+                e.run_started = None;
+                e.run_budget = None;
+            }
+        }
+    }
+
+    /// Whether this process's handles have held the lock one after another for longer than
+    /// their budget (then the next local hand-over leaves it free for a moment, `fair.rs`).
+    pub(crate) fn long_run(&self) -> bool {
+        registry().get(&self.key).is_some_and(|e| {
+            let budget = e.run_budget.unwrap_or(fair::RUN_BUDGET);
+            e.run_started.is_some_and(|t| t.elapsed() >= budget)
+        })
+    }
+
+    /// The lock is being left free for a moment: the run ends, and the next one gets twice the
+    /// budget (up to [`fair::RUN_BUDGET_MAX`]) unless a waiter then sees someone else take it
+    /// ([`Self::seen_held`] starts over from the first budget).
+    pub(crate) fn yielded(&self) {
+        if let Some(e) = registry().get_mut(&self.key) {
+            e.run_started = None;
+            let budget = e.run_budget.unwrap_or(fair::RUN_BUDGET);
+            e.run_budget = Some(budget.saturating_mul(2).min(fair::RUN_BUDGET_MAX));
         }
     }
 
