@@ -136,7 +136,7 @@ export declare class NativeOnce {
 /** A Laravel cache table (`Illuminate\Cache\DynamoDbStore`'s items). Cheap to share. */
 export declare class NativeStore {
   /** A store over `options` (CONFIG error when invalid). Connects on the first call. */
-  constructor(options?: StoreOptions | undefined | null)
+  constructor(options?: object | undefined | null)
   /** The table name. */
   get table(): string
   /** The prefix as configured. */
@@ -312,56 +312,6 @@ export interface S3Probe {
   scratchKey: string
   /** Every version of the scratch object was removed afterwards. */
   cleanedUp: boolean
-}
-
-/**
- * Options of `new Store(...)`: what is not given comes from Laravel's variables
- * (`DYNAMODB_CACHE_TABLE`, `DYNAMODB_ENDPOINT`, `AWS_DEFAULT_REGION`, `CACHE_PREFIX`,
- * `DDBLOCK_LAYOUT`, `DDBLOCK_BACKEND`, `DDBLOCK_S3_BUCKET`), then Laravel's defaults.
- * (The TypeScript type of the options; the constructor reads them through the core's settings
- * table, `StoreConfig::from_settings`.)
- */
-export interface StoreOptions {
-  /** Table name (default `cache`). */
-  table?: string
-  /** Laravel's `cache.prefix`, as configured (default: Laravel's own from `APP_NAME`, see docs/configuration.md). */
-  prefix?: string
-  /** `laravel8` (8–10), `laravel11` or `laravel12` (12+, default). */
-  layout?: string
-  /** Endpoint URL (DynamoDB Local, moto, dynalite, a proxy). */
-  endpoint?: string
-  /** AWS region (default from the AWS environment, else `us-east-1`). */
-  region?: string
-  /** Partition key attribute (default `key`). */
-  keyAttribute?: string
-  /** Value attribute (default `value`). */
-  valueAttribute?: string
-  /** Expiry attribute (default `expires_at`). */
-  expirationAttribute?: string
-  /** TCP connect timeout in milliseconds. */
-  connectTimeoutMs?: number
-  /** Timeout of a whole operation including retries, in milliseconds. */
-  operationTimeoutMs?: number
-  /** Timeout of one attempt (one HTTP request), in milliseconds. */
-  attemptTimeoutMs?: number
-  /** Attempts per request including the first (default 3). */
-  maxAttempts?: number
-  /** How long past its expiry a lock must be before it is taken over, in ms (default 0: Laravel's own rule). */
-  clockSkewMarginMs?: number
-  /** How often `withLock`'s heartbeat refreshes the lock, in ms (default: a third of the ttl). */
-  heartbeatIntervalMs?: number
-  /**
-   * Where locks live: `dynamodb` (the table, default) or `s3` (a bucket, `bucket`; `endpoint`
-   * serves it too). Cache entries, `once` and compare-and-set stay in the table.
-   */
-  backend?: string
-  /** The bucket of the `s3` lock backend. */
-  bucket?: string
-  /**
-   * How a lock in the table is released: `delete` (default) or `keep-fence` (expires the item
-   * and keeps its fencing token, so fences never go back across a release).
-   */
-  releaseMode?: string
 }
 
 /** What `createTable` did. */

@@ -1,32 +1,158 @@
-//! docs/configuration.md's table of settings is generated from the core's settings table
-//! (`ddblock::config::SETTINGS`): this test fails when they differ. To regenerate after changing
-//! the table: `DDBLOCK_BLESS=1 cargo test -p ddblock --test settings_doc`.
+//! Every front's spelling of the settings is generated from the core's settings table
+//! (`ddblock::config::SETTINGS`), and this test fails when one differs: docs/configuration.md's
+//! table, Python's keyword arguments (`bindings/python/python/ddblock/_base.py`) and Node's
+//! options type (`StoreOptions` in `bindings/node/lib.d.ts`). To regenerate after changing the table:
+//! `DDBLOCK_BLESS=1 cargo test -p ddblock --test settings_doc`.
 
-use ddblock::config::{settings_markdown, Front, Setting, SettingValue, StoreConfig, SETTINGS};
+use std::fmt::Write as _;
 
-const BEGIN: &str = "<!-- settings: generated from core/src/config/settings.rs by core/tests/settings_doc.rs; do not edit -->\n";
-const END: &str = "<!-- settings: end -->";
+use ddblock::config::{Defaults, Front, Setting, SettingValue, StoreConfig, Unit, SETTINGS};
+
+const GENERATED: &str = "generated from core/src/config/settings.rs by core/tests/settings_doc.rs";
+
+/// Checks that file `name` holds `want` between `begin` and `end`, or writes it there with
+/// `DDBLOCK_BLESS` set.
+fn generated(name: &str, begin: &str, end: &str, want: &str) {
+    let path = ddblock_test_support::repo_root().join(name);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lacks = |marker: &str| panic!("{name} lacks the marker {marker:?}");
+    let start = text.find(begin).unwrap_or_else(|| lacks(begin)) + begin.len();
+    let stop = start + text[start..].find(end).unwrap_or_else(|| lacks(end));
+    if text[start..stop] == *want {
+        return;
+    }
+    if std::env::var_os("DDBLOCK_BLESS").is_some() {
+        std::fs::write(&path, format!("{}{want}{}", &text[..start], &text[stop..])).unwrap();
+        return;
+    }
+    panic!(
+        "{name} is not what the settings table generates: run \
+         DDBLOCK_BLESS=1 cargo test -p ddblock --test settings_doc"
+    );
+}
+
+/// A default as the docs say it.
+fn default_text(d: Defaults) -> String {
+    match d {
+        Defaults::All(text) => text.to_owned(),
+        Defaults::PerFront(fronts) => {
+            let each: Vec<String> = fronts
+                .iter()
+                .map(|(front, n, why)| format!("{front:?} {n}: {why}"))
+                .collect();
+            format!("{}; never more than the cores", each.join("; "))
+        }
+    }
+}
 
 #[test]
 fn configuration_md_is_generated_from_the_settings_table() {
-    let path = ddblock_test_support::repo_root().join("docs/configuration.md");
-    let doc = std::fs::read_to_string(&path).unwrap();
-    let start = doc
-        .find(BEGIN)
-        .expect("the settings markers in docs/configuration.md")
-        + BEGIN.len();
-    let end = start + doc[start..].find(END).expect("the end marker");
-    let want = settings_markdown();
-    if doc[start..end] != want {
-        if std::env::var_os("DDBLOCK_BLESS").is_some() {
-            std::fs::write(&path, format!("{}{want}{}", &doc[..start], &doc[end..])).unwrap();
-            return;
-        }
-        panic!(
-            "docs/configuration.md's settings table is not the one the core generates: run \
-             DDBLOCK_BLESS=1 cargo test -p ddblock --test settings_doc"
+    let code = |n: Option<&str>, pre: &str| n.map_or("—".to_owned(), |n| format!("`{pre}{n}`"));
+    let mut out = String::from(
+        "| setting | Rust builder | Python | Node | CLI | environment | unit | default |\n\
+         | --- | --- | --- | --- | --- | --- | --- | --- |\n",
+    );
+    for s in SETTINGS {
+        let unit = match s.unit {
+            Unit::Text => "text".to_owned(),
+            Unit::Choice(words) => words
+                .iter()
+                .map(|w| format!("`{w}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            Unit::Seconds => "seconds (Node: ms)".to_owned(),
+            Unit::WholeSeconds => "whole seconds (Node: ms)".to_owned(),
+            Unit::Count => "a whole number, 1 or more".to_owned(),
+            Unit::Backoff => "initial, max (seconds), multiplier, jitter".to_owned(),
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {unit} | {} |",
+            s.doc,
+            code(s.rust, "."),
+            code(s.python, ""),
+            code(s.node, ""),
+            code(s.cli, "--"),
+            code(s.env, ""),
+            default_text(s.default)
         );
     }
+    let begin = format!("<!-- settings: {GENERATED}; do not edit -->\n");
+    generated(
+        "docs/configuration.md",
+        &begin,
+        "<!-- settings: end -->",
+        &out,
+    );
+}
+
+/// `Store(...)`'s keyword arguments: every setting Python names (the table by position too).
+#[test]
+fn python_keywords_are_generated_from_the_settings_table() {
+    let mut out = String::new();
+    for s in SETTINGS {
+        let Some(name) = s.python else { continue };
+        let ty = match s.unit {
+            Unit::Text | Unit::Choice(_) => "str",
+            Unit::Seconds | Unit::WholeSeconds => "float",
+            Unit::Count => "int",
+            Unit::Backoff => "Backoff",
+        };
+        let _ = writeln!(out, "        {name}: {ty} | None = None,");
+        if s.key == ddblock::config::settings::Key::Table {
+            out.push_str("        *,\n");
+        }
+    }
+    let begin = format!("        # settings: {GENERATED}\n");
+    let end = "        # settings: end";
+    generated("bindings/python/python/ddblock/_base.py", &begin, end, &out);
+}
+
+/// A doc line of the table with its Markdown links as paths from the repository's root.
+fn js_doc(doc: &str) -> String {
+    let mut doc = doc.replace("](#", "](configuration.md#");
+    while let Some(open) = doc.find('[') {
+        let Some(mid) = doc[open..].find("](").map(|m| open + m) else {
+            break;
+        };
+        doc.replace_range(open..mid + 2, "docs/");
+        let close = open + doc[open..].find(')').expect("a link's end");
+        doc.remove(close);
+    }
+    let mut chars = doc.chars();
+    chars
+        .next()
+        .map_or(String::new(), |c| c.to_uppercase().chain(chars).collect())
+}
+
+/// `new Store(options)`'s TypeScript type: every setting Node names.
+#[test]
+fn node_options_type_is_generated_from_the_settings_table() {
+    let mut out = String::from(
+        "/**\n * The options of `new Store(...)`: what is not given comes from Laravel's variables, \
+         then\n * Laravel's defaults (docs/configuration.md). Durations are in milliseconds.\n \
+         */\nexport interface StoreOptions {\n",
+    );
+    for s in SETTINGS {
+        let Some(name) = s.node else { continue };
+        let ty = match s.unit {
+            Unit::Text | Unit::Choice(_) => "string",
+            _ => "number",
+        };
+        let env = s
+            .env
+            .map(|e| format!(" Environment: `{e}`."))
+            .unwrap_or_default();
+        let doc = js_doc(&format!(
+            "{}. Default: {}.{env}",
+            s.doc,
+            default_text(s.default)
+        ));
+        let _ = writeln!(out, "  /** {doc} */\n  {name}?: {ty}");
+    }
+    out.push_str("}\n");
+    let begin = format!("// settings: {GENERATED}; do not edit\n");
+    generated("bindings/node/lib.d.ts", &begin, "// settings: end", &out);
 }
 
 /// Every front's name finds its setting, and each is applied (a value of the right kind is
@@ -90,5 +216,26 @@ fn every_front_name_finds_its_setting() {
     ] {
         let e = built(front, vec![(name, v)]).unwrap_err();
         assert_eq!(e.kind().as_str(), "config", "{name}: {e}");
+    }
+}
+
+/// `DDBLOCK_WORKER_THREADS`: each binding's default from the table (never more than the cores),
+/// a given count as it is, and a bad one refused when a store is made from the environment.
+#[test]
+fn worker_threads_have_a_default_per_front() {
+    use ddblock::config::worker_threads;
+    let cores = std::thread::available_parallelism().unwrap().get();
+    let var = |v: &'static str| move |k: &str| (k == "DDBLOCK_WORKER_THREADS").then(|| v.into());
+    assert_eq!(worker_threads(Front::Python, |_| None), cores.min(2));
+    assert_eq!(worker_threads(Front::Node, |_| None), 1);
+    assert_eq!(worker_threads(Front::Node, var("3")), 3);
+    for bad in ["0", "two", "-1", "1.5"] {
+        assert_eq!(worker_threads(Front::Node, var(bad)), 1, "{bad}");
+        let e = StoreConfig::from_vars(var(bad)).unwrap_err();
+        assert!(
+            e.to_string().contains("DDBLOCK_WORKER_THREADS must be")
+                && e.to_string().contains("1 or more"),
+            "{bad}: {e}"
+        );
     }
 }

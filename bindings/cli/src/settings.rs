@@ -3,7 +3,7 @@
 //! to the core as text (`StoreConfig::from_settings`), which parses and checks them.
 
 use clap::{Arg, ArgMatches, Args, Command, FromArgMatches};
-use ddblock::config::{Front, SettingValue, Unit, SETTINGS};
+use ddblock::config::{Defaults, Front, SettingValue, Unit, SETTINGS};
 
 /// The settings given on the command line, by their flag names.
 #[derive(Debug, Clone, Default)]
@@ -37,7 +37,10 @@ impl Args for SettingFlags {
                 Unit::Text | Unit::Backoff => "TEXT",
             };
             let env = s.env.map(|e| format!(" [env: {e}]")).unwrap_or_default();
-            let default = plain(s.default);
+            let default = match s.default {
+                Defaults::All(text) => plain(text),
+                Defaults::PerFront(_) => "per front (docs/configuration.md)".into(),
+            };
             Arg::new(flag)
                 .long(flag)
                 .global(true)

@@ -22,7 +22,7 @@ impl NativeStore {
     #[napi(
         constructor,
         catch_unwind,
-        ts_args_type = "options?: StoreOptions | undefined | null"
+        ts_args_type = "options?: object | undefined | null"
     )]
     pub fn new(env: &Env, options: Option<JsPhp>) -> napi::Result<Self> {
         Ok(NativeStore {

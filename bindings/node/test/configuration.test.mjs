@@ -42,8 +42,11 @@ test('Laravel variables fill what is not given; explicit options win', async () 
     assert.equal(new Store({ layout: 'laravel8' }).prefix, 'my_shop_cache')
     process.env.APP_NAME = 'Café'
     assert.throws(() => new Store(), code('CONFIG', /set CACHE_PREFIX/))
+    // The runtime's worker threads are a row of the same table: a bad count is refused here.
+    process.env.DDBLOCK_WORKER_THREADS = 'two'
+    assert.throws(() => new Store({ prefix: '' }), code('CONFIG', /DDBLOCK_WORKER_THREADS must be/))
   } finally {
-    for (const k of ['DYNAMODB_ENDPOINT', 'DYNAMODB_CACHE_TABLE', 'CACHE_PREFIX', 'APP_NAME']) {
+    for (const k of ['DYNAMODB_ENDPOINT', 'DYNAMODB_CACHE_TABLE', 'CACHE_PREFIX', 'APP_NAME', 'DDBLOCK_WORKER_THREADS']) {
       if (saved[k] === undefined) delete process.env[k]
       else process.env[k] = saved[k]
     }

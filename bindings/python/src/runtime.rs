@@ -6,6 +6,9 @@
 //! involved, never a lock that a vanished thread could have held at the fork. The parent's
 //! runtime is leaked in the child (dropping it would wait for threads that do not exist).
 //!
+//! Its worker threads: `DDBLOCK_WORKER_THREADS`, else Python's default in the core's settings table
+//! (2, never more than the cores; the table says why).
+//!
 //! Blocking calls spawn their future on the runtime and sleep (GIL released) until the result is
 //! sent back, so a request, its connection task and the I/O driver run on the same worker.
 //! Async methods hand futures to pyo3-async-runtimes through [`DdblockRuntime`], a
@@ -21,6 +24,7 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::{mpsc, Mutex};
 use std::time::Duration;
 
+use ddblock::config::{worker_threads, Front};
 use futures_util::FutureExt;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::panic::PanicException;
@@ -54,7 +58,7 @@ pub fn get() -> Handle {
             }
         }
         let runtime = Builder::new_multi_thread()
-            .worker_threads(worker_threads())
+            .worker_threads(worker_threads(Front::Python, |k| std::env::var(k).ok()))
             .enable_all()
             .thread_name("ddblock-tokio")
             .build()
@@ -99,17 +103,6 @@ pub fn shutdown(py: Python<'_>, timeout: Duration) {
     if let Some(rt) = runtime {
         py.detach(|| rt.shutdown_timeout(timeout));
     }
-}
-
-/// Worker threads of the runtime: `DDBLOCK_WORKER_THREADS`, default 2 (1 on a single core). A lock
-/// and cache client is I/O bound; a second worker keeps requests moving while the other waits for
-/// the GIL to hand a result to Python.
-fn worker_threads() -> usize {
-    std::env::var("DDBLOCK_WORKER_THREADS")
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .filter(|n| *n > 0)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get().min(2)))
 }
 
 /// Runs `fut` to completion on the runtime with the GIL released (other Python threads run).

@@ -39,6 +39,10 @@ def test_laravel_variables_fill_what_is_not_given(
     monkeypatch.setenv("APP_NAME", "Café")
     with pytest.raises(ddblock.ConfigError, match="set CACHE_PREFIX"):
         ddblock.Store()
+    # The runtime's worker threads are a row of the same table: a bad count is refused here.
+    monkeypatch.setenv("DDBLOCK_WORKER_THREADS", "0")
+    with pytest.raises(ddblock.ConfigError, match="DDBLOCK_WORKER_THREADS must be 1 or more"):
+        ddblock.Store(prefix="")
 
 
 def test_ttls_are_whole_seconds(store: ddblock.Store) -> None:

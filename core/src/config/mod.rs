@@ -7,14 +7,14 @@ use std::time::Duration;
 
 use crate::error::{Error, Result};
 use crate::format::layout::checked_key;
-pub use crate::format::layout::{KeyLayout, MAX_KEY_BYTES};
+pub use crate::format::layout::{laravel_prefix, laravel_slug, KeyLayout, MAX_KEY_BYTES};
 
 mod builder;
 pub mod settings;
 
 pub use crate::time::{Clock, SystemClock};
 pub use builder::StoreConfigBuilder;
-pub use settings::{settings_markdown, Front, Setting, SettingValue, Unit, SETTINGS};
+pub use settings::{worker_threads, Defaults, Front, Setting, SettingValue, Unit, SETTINGS};
 
 /// Default of [`StoreConfigBuilder::clock_skew_margin`]: 0, Laravel's own takeover rule
 /// (`expires_at < now`), so every front on a table shares one rule (docs/semantics.md).
@@ -374,80 +374,12 @@ impl StoreConfig {
     }
 }
 
-/// Laravel's default `cache.prefix` when `CACHE_PREFIX` is unset, from `config/cache.php`:
-/// `Str::slug(APP_NAME, '_').'_cache'` in the Laravel 8-10 skeleton, `..._cache_` in 11 and
-/// early 12, and `Str::slug(APP_NAME).'-cache-'` in Laravel 13 (framework PR #56172) and the 12
-/// skeleton since June 2025 (laravel/laravel PR #6636). Layout `laravel12` stands for 12 and
-/// later, so it takes the newer, hyphenated form: a Laravel 12 app created before July 2025
-/// (or one whose config says otherwise) needs `CACHE_PREFIX` set, and `doctor` says so when it
-/// finds no item under the derived prefix.
-/// An `APP_NAME` with non-ASCII characters is refused ([`Error::Config`]): Laravel transliterates
-/// them (`Str::ascii`), which ddblock does not reproduce.
-pub fn laravel_prefix(app_name: &str, layout: KeyLayout) -> Result<String> {
-    if !app_name.is_ascii() {
-        return Err(Error::Config(format!(
-            "APP_NAME {app_name:?} has non-ASCII characters, which Laravel transliterates for \
-             its default cache prefix and ddblock cannot: set CACHE_PREFIX to the app's \
-             `config('cache.prefix')`"
-        )));
-    }
-    Ok(match layout {
-        KeyLayout::Laravel8 => format!("{}_cache", laravel_slug(app_name, '_')),
-        KeyLayout::Laravel11 => format!("{}_cache_", laravel_slug(app_name, '_')),
-        KeyLayout::Laravel12 => format!("{}-cache-", laravel_slug(app_name, '-')),
-    })
-}
-
-/// Laravel's `Str::slug($title, $separator)` for ASCII titles: the other separator (`-` or `_`)
-/// becomes `separator`, `@` becomes `{sep}at{sep}`, letters are lowered, characters other than
-/// letters, digits, whitespace and the separator are dropped, runs of whitespace and separators
-/// become one separator, and separators are trimmed from both ends. (Laravel transliterates
-/// non-ASCII letters first; [`laravel_prefix`] refuses them.) Checked against Laravel's own
-/// `Str::slug` in `compat-tests/interop/tests/default_prefix.rs`.
-pub fn laravel_slug(title: &str, separator: char) -> String {
-    let at = format!("{separator}at{separator}");
-    let mut slug = String::new();
-    let mut pending_sep = false;
-    for ch in title.replace('@', &at).chars() {
-        if ch.is_alphanumeric() {
-            if pending_sep && !slug.is_empty() {
-                slug.push(separator);
-            }
-            pending_sep = false;
-            slug.extend(ch.to_lowercase());
-        } else if ch.is_whitespace() || ch == '-' || ch == '_' {
-            pending_sep = true;
-        }
-    }
-    slug
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn laravel_default_prefixes() {
-        assert_eq!(
-            laravel_prefix("laravel", KeyLayout::Laravel12).unwrap(),
-            "laravel-cache-"
-        );
-        assert_eq!(
-            laravel_prefix("laravel", KeyLayout::Laravel11).unwrap(),
-            "laravel_cache_"
-        );
-        assert_eq!(
-            laravel_prefix("laravel", KeyLayout::Laravel8).unwrap(),
-            "laravel_cache"
-        );
-        assert_eq!(
-            laravel_prefix("My Shop-App", KeyLayout::Laravel11).unwrap(),
-            "my_shop_app_cache_"
-        );
-        assert_eq!(
-            laravel_prefix(" a@b  ", KeyLayout::Laravel12).unwrap(),
-            "a-at-b-cache-"
-        );
+    fn the_prefix_from_the_environment() {
         let vars = |app: Option<&'static str>, prefix: Option<&'static str>| {
             move |k: &str| match k {
                 "APP_NAME" => app.map(str::to_owned),

@@ -1,13 +1,13 @@
 //! Every store setting, once: its name in each front, its environment variable, unit, default
 //! and doc line. The fronts pass what they were given as a map ([`StoreConfig::from_settings`]),
-//! the CLI makes its flags from this table, and docs/configuration.md is generated from it
-//! ([`settings_markdown`], checked for drift by `core/tests/settings_doc.rs`).
+//! the CLI makes its flags from this table, and `core/tests/settings_doc.rs` generates from it
+//! (and checks for drift) docs/configuration.md's table, Python's keywords and Node's options type.
 
-use std::fmt::Write as _;
 use std::time::Duration;
 
 use super::{Backoff, StoreConfig, StoreConfigBuilder};
 use crate::error::{Error, Result};
+use Defaults::{All, PerFront};
 
 /// Which front names a setting: each spells it its own way (Node in camelCase, its durations in
 /// milliseconds), and the environment uses Laravel's variable names.
@@ -89,6 +89,17 @@ pub enum Key {
     Bucket,
     S3Release,
     ReleaseMode,
+    WorkerThreads,
+}
+
+/// A setting's default: one for every front, or, where fronts need different ones, each front's
+/// with the reason (as the table holds a name per front).
+#[derive(Debug, Clone, Copy)]
+pub enum Defaults {
+    /// The same in every front, as the docs say it.
+    All(&'static str),
+    /// A count per front (never more than the machine's cores): the front, the count, and why.
+    PerFront(&'static [(Front, usize, &'static str)]),
 }
 
 /// One store setting: its key, its name in each front (`None`: that front does not offer it),
@@ -98,7 +109,7 @@ pub struct Setting {
     /// Which setting.
     pub key: Key,
     /// The Rust builder method.
-    pub rust: &'static str,
+    pub rust: Option<&'static str>,
     /// Python's keyword argument.
     pub python: Option<&'static str>,
     /// Node's option.
@@ -109,230 +120,257 @@ pub struct Setting {
     pub env: Option<&'static str>,
     /// What it holds.
     pub unit: Unit,
-    /// The default, as the docs say it.
-    pub default: &'static str,
+    /// The default.
+    pub default: Defaults,
     /// What it does, one line.
     pub doc: &'static str,
 }
 
-/// Every store setting (docs/configuration.md is generated from this table).
+/// Every store setting, and the bindings' runtime threads (each front's spellings are generated
+/// from this table).
 pub const SETTINGS: &[Setting] = &[
     Setting {
         key: Key::Table,
-        rust: "table",
+        rust: Some("table"),
         python: Some("table"),
         node: Some("table"),
         cli: Some("table"),
         env: Some("DYNAMODB_CACHE_TABLE"),
         unit: Unit::Text,
-        default: "`cache`",
+        default: All("`cache`"),
         doc: "the table (Laravel's `stores.dynamodb.table`)",
     },
     Setting {
         key: Key::Prefix,
-        rust: "prefix",
+        rust: Some("prefix"),
         python: Some("prefix"),
         node: Some("prefix"),
         cli: Some("prefix"),
         env: Some("CACHE_PREFIX"),
         unit: Unit::Text,
-        default: "Laravel's, from `APP_NAME` ([below](#the-default-prefix))",
+        default: All("Laravel's, from `APP_NAME` ([below](#the-default-prefix))"),
         doc: "Laravel's `cache.prefix`, exactly as configured (an empty value is an empty prefix)",
     },
     Setting {
         key: Key::Layout,
-        rust: "layout",
+        rust: Some("layout"),
         python: Some("layout"),
         node: Some("layout"),
         cli: Some("layout"),
         env: Some("DDBLOCK_LAYOUT"),
         unit: Unit::Choice(&["laravel8", "laravel11", "laravel12"]),
-        default: "`laravel12`",
+        default: All("`laravel12`"),
         doc: "the key layout of the PHP side's Laravel version: `laravel8` (8–10), `laravel11`, \
               `laravel12` (12+)",
     },
     Setting {
         key: Key::Endpoint,
-        rust: "endpoint",
+        rust: Some("endpoint"),
         python: Some("endpoint_url"),
         node: Some("endpoint"),
         cli: Some("endpoint"),
         env: Some("DYNAMODB_ENDPOINT"),
         unit: Unit::Text,
-        default: "AWS's",
+        default: All("AWS's"),
         doc: "the endpoint URL (DynamoDB Local, moto, dynalite, a proxy); it serves S3 too",
     },
     Setting {
         key: Key::Region,
-        rust: "region",
+        rust: Some("region"),
         python: Some("region"),
         node: Some("region"),
         cli: Some("region"),
         env: Some("AWS_DEFAULT_REGION"),
         unit: Unit::Text,
-        default: "the AWS SDK's chain (`AWS_REGION`, the profile), else `us-east-1`",
+        default: All("the AWS SDK's chain (`AWS_REGION`, the profile), else `us-east-1`"),
         doc: "the AWS region (instance metadata is never asked)",
     },
     Setting {
         key: Key::KeyAttribute,
-        rust: "key_attribute",
+        rust: Some("key_attribute"),
         python: Some("key_attribute"),
         node: Some("keyAttribute"),
         cli: Some("key-attribute"),
         env: None,
         unit: Unit::Text,
-        default: "`key`",
+        default: All("`key`"),
         doc: "the partition key attribute (Laravel's `stores.dynamodb.attributes.key`)",
     },
     Setting {
         key: Key::ValueAttribute,
-        rust: "value_attribute",
+        rust: Some("value_attribute"),
         python: Some("value_attribute"),
         node: Some("valueAttribute"),
         cli: Some("value-attribute"),
         env: None,
         unit: Unit::Text,
-        default: "`value`",
+        default: All("`value`"),
         doc: "the value attribute",
     },
     Setting {
         key: Key::ExpirationAttribute,
-        rust: "expiration_attribute",
+        rust: Some("expiration_attribute"),
         python: Some("expiration_attribute"),
         node: Some("expirationAttribute"),
         cli: Some("expiration-attribute"),
         env: None,
         unit: Unit::Text,
-        default: "`expires_at`",
+        default: All("`expires_at`"),
         doc: "the expiry attribute (Unix seconds; TTL is enabled on it)",
     },
     Setting {
         key: Key::ConnectTimeout,
-        rust: "connect_timeout",
+        rust: Some("connect_timeout"),
         python: Some("connect_timeout"),
         node: Some("connectTimeoutMs"),
         cli: Some("connect-timeout"),
         env: None,
         unit: Unit::Seconds,
-        default: "the AWS SDK's (3.1 s)",
+        default: All("the AWS SDK's (3.1 s)"),
         doc: "the TCP connect timeout",
     },
     Setting {
         key: Key::OperationTimeout,
-        rust: "operation_timeout",
+        rust: Some("operation_timeout"),
         python: Some("operation_timeout"),
         node: Some("operationTimeoutMs"),
         cli: Some("operation-timeout"),
         env: None,
         unit: Unit::Seconds,
-        default: "none: the attempts and their timeout bound a request",
+        default: All("none: the attempts and their timeout bound a request"),
         doc: "the timeout of a whole request, the SDK's retries included",
     },
     Setting {
         key: Key::AttemptTimeout,
-        rust: "attempt_timeout",
+        rust: Some("attempt_timeout"),
         python: Some("attempt_timeout"),
         node: Some("attemptTimeoutMs"),
         cli: Some("attempt-timeout"),
         env: None,
         unit: Unit::Seconds,
-        default: "3 s",
+        default: All("3 s"),
         doc: "the timeout of one attempt (one HTTP request); a lock wait ends within one attempt \
               timeout of its deadline",
     },
     Setting {
         key: Key::MaxAttempts,
-        rust: "max_attempts",
+        rust: Some("max_attempts"),
         python: Some("max_attempts"),
         node: Some("maxAttempts"),
         cli: Some("max-attempts"),
         env: None,
         unit: Unit::Count,
-        default: "the AWS SDK's (3)",
+        default: All("the AWS SDK's (3)"),
         doc: "attempts per request, the first included",
     },
     Setting {
         key: Key::Backoff,
-        rust: "backoff",
+        rust: Some("backoff"),
         python: Some("backoff"),
         node: None,
         cli: None,
         env: None,
         unit: Unit::Backoff,
-        default: "50 ms doubling to 1 s, jitter 0.5",
+        default: All("50 ms doubling to 1 s, jitter 0.5"),
         doc: "the pauses of a lock wait between looks at a held lock (capped exponential, \
               jittered)",
     },
     Setting {
         key: Key::ClockSkewMargin,
-        rust: "clock_skew_margin",
+        rust: Some("clock_skew_margin"),
         python: Some("clock_skew_margin"),
         node: Some("clockSkewMarginMs"),
         cli: Some("clock-skew-margin"),
         env: Some("DDBLOCK_CLOCK_SKEW_MARGIN"),
         unit: Unit::WholeSeconds,
-        default: "0 (Laravel's own rule)",
+        default: All("0 (Laravel's own rule)"),
         doc: "how long past its expiry a lock must be before it is taken over \
               ([below](#the-clock-skew-margin))",
     },
     Setting {
         key: Key::HeartbeatInterval,
-        rust: "heartbeat_interval",
+        rust: Some("heartbeat_interval"),
         python: Some("heartbeat_interval"),
         node: Some("heartbeatIntervalMs"),
         cli: Some("heartbeat-interval"),
         env: None,
         unit: Unit::Seconds,
-        default: "a third of the lock's ttl",
+        default: All("a third of the lock's ttl"),
         doc: "how often a held lock's heartbeat refreshes it (`with`, `withLock`, `run \
               --heartbeat`)",
     },
     Setting {
         key: Key::Backend,
-        rust: "lock_backend",
+        rust: Some("lock_backend"),
         python: Some("backend"),
         node: Some("backend"),
         cli: Some("backend"),
         env: Some("DDBLOCK_BACKEND"),
         unit: Unit::Choice(&["dynamodb", "s3"]),
-        default: "`dynamodb`",
+        default: All("`dynamodb`"),
         doc: "where locks live: the table, or an S3 bucket ([s3](s3.md)); cache entries, once and \
               compare-and-set stay in the table",
     },
     Setting {
         key: Key::Bucket,
-        rust: "s3_bucket",
+        rust: Some("s3_bucket"),
         python: Some("bucket"),
         node: Some("bucket"),
         cli: Some("bucket"),
         env: Some("DDBLOCK_S3_BUCKET"),
         unit: Unit::Text,
-        default: "none (required with `s3`)",
+        default: All("none (required with `s3`)"),
         doc: "the bucket of the `s3` lock backend",
     },
     Setting {
         key: Key::S3Release,
-        rust: "s3_release_by_overwrite",
+        rust: Some("s3_release_by_overwrite"),
         python: None,
         node: None,
         cli: None,
         env: Some("DDBLOCK_S3_RELEASE"),
         unit: Unit::Choice(&["delete", "overwrite"]),
-        default: "`delete`",
+        default: All("`delete`"),
         doc: "how the `s3` backend releases ([s3](s3.md#which-release-is-used-and-when))",
     },
     Setting {
         key: Key::ReleaseMode,
-        rust: "release_mode",
+        rust: Some("release_mode"),
         python: Some("release_mode"),
         node: Some("releaseMode"),
         cli: Some("release-mode"),
         env: Some("DDBLOCK_RELEASE_MODE"),
         unit: Unit::Choice(&["delete", "keep-fence"]),
-        default: "`delete`",
+        default: All("`delete`"),
         doc:
             "how a lock in the table is released: deleted, or expired with its fencing token kept \
               ([semantics](semantics.md#release-modes))",
+    },
+    Setting {
+        key: Key::WorkerThreads,
+        rust: None,
+        python: None,
+        node: None,
+        cli: None,
+        env: Some("DDBLOCK_WORKER_THREADS"),
+        unit: Unit::Count,
+        default: PerFront(&[
+            (
+                Front::Python,
+                2,
+                "a second worker keeps requests moving while the other waits for the GIL to hand \
+                 a result to Python",
+            ),
+            (
+                Front::Node,
+                1,
+                "JavaScript runs on its own thread, so one worker makes two threads; a worker per \
+                 core (napi-rs's default) wakes idle workers at every step of a request: a fifth \
+                 more CPU per lock cycle on two cores and no more cycles per second",
+            ),
+        ]),
+        doc: "the worker threads of the Python and Node bindings' tokio runtime, read when it \
+              starts (a Rust program runs its own runtime)",
     },
 ];
 
@@ -340,7 +378,7 @@ impl Setting {
     /// This setting's name in `front`, if that front offers it.
     pub fn name_in(&self, front: Front) -> Option<&'static str> {
         match front {
-            Front::Rust => Some(self.rust),
+            Front::Rust => self.rust,
             Front::Python => self.python,
             Front::Node => self.node,
             Front::Cli => self.cli,
@@ -370,7 +408,7 @@ impl Setting {
         b: StoreConfigBuilder,
         value: SettingValue,
     ) -> Result<StoreConfigBuilder> {
-        let name = self.name_in(front).unwrap_or(self.rust);
+        let name = self.name_in(front).or(self.env).unwrap_or_default();
         let text = |v: SettingValue| match v {
             SettingValue::Text(t) => Ok(t),
             other => Err(Error::Config(format!("{name} must be text, got {other:?}"))),
@@ -389,6 +427,11 @@ impl Setting {
             Key::OperationTimeout => b.operation_timeout(secs(value)?),
             Key::AttemptTimeout => b.attempt_timeout(secs(value)?),
             Key::MaxAttempts => b.max_attempts(count(name, value)?),
+            // Not the store's: checked here, read by the binding's runtime (worker_threads).
+            Key::WorkerThreads => match count(name, value)? {
+                0 => return Err(Error::Config(format!("{name} must be 1 or more; got 0"))),
+                _ => b,
+            },
             Key::Backoff => b.backoff(backoff(front, name, value)?),
             Key::ClockSkewMargin => b.clock_skew_margin(duration(front, name, value, true)?),
             Key::HeartbeatInterval => b.heartbeat_interval(secs(value)?),
@@ -501,37 +544,20 @@ impl StoreConfig {
     }
 }
 
-/// The settings table of docs/configuration.md, in Markdown.
-pub fn settings_markdown() -> String {
-    let code = |n: Option<&str>, pre: &str| n.map_or("—".to_owned(), |n| format!("`{pre}{n}`"));
-    let mut out = String::from(
-        "| setting | Rust builder | Python | Node | CLI | environment | unit | default |\n\
-         | --- | --- | --- | --- | --- | --- | --- | --- |\n",
-    );
-    for s in SETTINGS {
-        let unit = match s.unit {
-            Unit::Text => "text".to_owned(),
-            Unit::Choice(words) => words
-                .iter()
-                .map(|w| format!("`{w}`"))
-                .collect::<Vec<_>>()
-                .join(", "),
-            Unit::Seconds => "seconds (Node: ms)".to_owned(),
-            Unit::WholeSeconds => "whole seconds (Node: ms)".to_owned(),
-            Unit::Count => "a whole number, 1 or more".to_owned(),
-            Unit::Backoff => "initial, max (seconds), multiplier, jitter".to_owned(),
-        };
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} | {} | {unit} | {} |",
-            s.doc,
-            code(Some(s.rust), "."),
-            code(s.python, ""),
-            code(s.node, ""),
-            code(s.cli, "--"),
-            code(s.env, ""),
-            s.default
-        );
+/// The worker threads of `front`'s runtime: `DDBLOCK_WORKER_THREADS` read through `get` when it is
+/// 1 or more (a bad value is refused when a store is made), else the front's default in the table
+/// (1 where it gives none), never more than the machine's cores.
+pub fn worker_threads(front: Front, get: impl Fn(&str) -> Option<String>) -> usize {
+    let Some(s) = SETTINGS.iter().find(|s| s.key == Key::WorkerThreads) else {
+        return 1;
+    };
+    let given = s.env.and_then(get).map(SettingValue::Text);
+    if let Some(Ok(n @ 1..)) = given.map(|v| count("", v)) {
+        return n as usize;
     }
-    out
+    let default = match s.default {
+        PerFront(defaults) => defaults.iter().find(|d| d.0 == front).map_or(1, |d| d.1),
+        All(_) => 1,
+    };
+    default.min(std::thread::available_parallelism().map_or(1, |n| n.get()))
 }

@@ -1,4 +1,5 @@
-//! Key layouts: how Laravel builds table keys from the prefix, per Laravel version.
+//! Key layouts: how Laravel builds table keys from the prefix, per Laravel version, and the
+//! prefix Laravel derives from `APP_NAME` when `CACHE_PREFIX` is unset.
 
 use std::fmt;
 use std::str::FromStr;
@@ -116,4 +117,72 @@ pub fn checked_key(given: &str, full: String) -> Result<String> {
         });
     }
     Ok(full)
+}
+
+/// Laravel's default `cache.prefix` when `CACHE_PREFIX` is unset, from `config/cache.php`:
+/// `Str::slug(APP_NAME, '_').'_cache'` in the Laravel 8-10 skeleton, `..._cache_` in 11 and
+/// early 12, and `Str::slug(APP_NAME).'-cache-'` in Laravel 13 (framework PR #56172) and the 12
+/// skeleton since June 2025 (laravel/laravel PR #6636). Layout `laravel12` stands for 12 and
+/// later, so it takes the newer, hyphenated form: a Laravel 12 app created before July 2025
+/// (or one whose config says otherwise) needs `CACHE_PREFIX` set, and `doctor` says so when it
+/// finds no item under the derived prefix.
+/// An `APP_NAME` with non-ASCII characters is refused ([`Error::Config`]): Laravel transliterates
+/// them (`Str::ascii`), which ddblock does not reproduce.
+pub fn laravel_prefix(app_name: &str, layout: KeyLayout) -> Result<String> {
+    if !app_name.is_ascii() {
+        return Err(Error::Config(format!(
+            "APP_NAME {app_name:?} has non-ASCII characters, which Laravel transliterates for \
+             its default cache prefix and ddblock cannot: set CACHE_PREFIX to the app's \
+             `config('cache.prefix')`"
+        )));
+    }
+    Ok(match layout {
+        KeyLayout::Laravel8 => format!("{}_cache", laravel_slug(app_name, '_')),
+        KeyLayout::Laravel11 => format!("{}_cache_", laravel_slug(app_name, '_')),
+        KeyLayout::Laravel12 => format!("{}-cache-", laravel_slug(app_name, '-')),
+    })
+}
+
+/// Laravel's `Str::slug($title, $separator)` for ASCII titles: the other separator (`-` or `_`)
+/// becomes `separator`, `@` becomes `{sep}at{sep}`, letters are lowered, characters other than
+/// letters, digits, whitespace and the separator are dropped, runs of whitespace and separators
+/// become one separator, and separators are trimmed from both ends. (Laravel transliterates
+/// non-ASCII letters first; [`laravel_prefix`] refuses them.) Checked against Laravel's own
+/// `Str::slug` in `compat-tests/interop/tests/default_prefix.rs`.
+pub fn laravel_slug(title: &str, separator: char) -> String {
+    let at = format!("{separator}at{separator}");
+    let mut slug = String::new();
+    let mut pending_sep = false;
+    for ch in title.replace('@', &at).chars() {
+        if ch.is_alphanumeric() {
+            if pending_sep && !slug.is_empty() {
+                slug.push(separator);
+            }
+            pending_sep = false;
+            slug.extend(ch.to_lowercase());
+        } else if ch.is_whitespace() || ch == '-' || ch == '_' {
+            pending_sep = true;
+        }
+    }
+    slug
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn laravel_default_prefixes() {
+        for (app, layout, want) in [
+            ("laravel", KeyLayout::Laravel12, "laravel-cache-"),
+            ("laravel", KeyLayout::Laravel11, "laravel_cache_"),
+            ("laravel", KeyLayout::Laravel8, "laravel_cache"),
+            ("My Shop-App", KeyLayout::Laravel11, "my_shop_app_cache_"),
+            (" a@b  ", KeyLayout::Laravel12, "a-at-b-cache-"),
+        ] {
+            assert_eq!(laravel_prefix(app, layout).unwrap(), want, "{app:?}");
+        }
+        let e = laravel_prefix("Café", KeyLayout::Laravel12).unwrap_err();
+        assert!(e.to_string().contains("set CACHE_PREFIX"), "{e}");
+    }
 }

@@ -10,12 +10,14 @@ Reads and writes exactly the items of Laravel's ``DynamoDbStore`` and
 'app_:app_:orders'
 """
 
+from __future__ import annotations
+
 import atexit as _atexit
 
-from . import _native
-from ._aio import AsyncClaim, AsyncHeartbeat, AsyncLock, AsyncOnce, AsyncStore
+from . import _aio, _native, _sync
+from ._aio import AsyncClaim, AsyncHeartbeat, AsyncLock, AsyncOnce
 from ._native import Versioned, __version__, serialize, unserialize
-from ._sync import Claim, Heartbeat, Lock, Once, Store
+from ._sync import Claim, Heartbeat, Lock, Once
 from ._values import Backoff, Holder, OnceResult, OnceStatus, PhpObject
 from .exceptions import (
     CodecError,
@@ -71,6 +73,28 @@ __all__ = [
     "serialize",
     "unserialize",
 ]
+
+
+# The two flavours of a store, joined here so that neither module imports the other.
+class Store(_sync.Store):
+    __doc__ = _sync.Store.__doc__
+    __slots__ = ()
+
+    @property
+    def aio(self) -> AsyncStore:
+        """The same store (same client) with coroutine methods."""
+        return AsyncStore._over(self._native)
+
+
+class AsyncStore(_aio.AsyncStore):
+    __doc__ = _aio.AsyncStore.__doc__
+    __slots__ = ()
+
+    @property
+    def sync(self) -> Store:
+        """The same store (same client) with blocking methods."""
+        return Store._over(self._native)
+
 
 # The runtime's worker threads must be stopped while the interpreter is still alive: a thread
 # finishing a task at exit (dropping an asyncio future's objects) would take the GIL during

@@ -4,11 +4,12 @@ small rules of the ``with`` blocks. The operations are in ``_aio.py`` (and the g
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import sys
 import warnings
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 from ._native import Claim as _NativeClaim
 from ._native import Heartbeat as _NativeHeartbeat
@@ -18,10 +19,6 @@ from ._native import Once as _NativeOnce
 from ._native import Store as _NativeStore
 from ._values import Backoff, OnceStatus
 from .exceptions import DdblockError
-
-if TYPE_CHECKING:
-    from ._aio import AsyncStore
-    from ._sync import Store
 
 __all__ = [
     "ClaimBase",
@@ -46,6 +43,7 @@ class StoreBase:
 
     def __init__(
         self,
+        # settings: generated from core/src/config/settings.rs by core/tests/settings_doc.rs
         table: str | None = None,
         *,
         prefix: str | None = None,
@@ -65,39 +63,15 @@ class StoreBase:
         backend: str | None = None,
         bucket: str | None = None,
         release_mode: str | None = None,
+        # settings: end
     ) -> None:
-        """A store. What is not given comes from Laravel's variables (``DYNAMODB_CACHE_TABLE``,
-        ``DYNAMODB_ENDPOINT``, ``AWS_DEFAULT_REGION``, ``CACHE_PREFIX``, ``DDBLOCK_LAYOUT``,
-        ``DDBLOCK_BACKEND``, ``DDBLOCK_S3_BUCKET``), then Laravel's defaults (table ``cache``,
-        the prefix Laravel derives from ``APP_NAME``, layout ``laravel12``, locks in the table).
-        ``backend="s3"`` with ``bucket=`` keeps the locks in an S3 bucket (``endpoint_url``
-        serves it too); cache entries, ``once`` and compare-and-set stay in the table.
-        ``release_mode="keep-fence"`` (``DDBLOCK_RELEASE_MODE``) releases by expiring the lock
-        item and keeping its fencing token instead of deleting it (docs/semantics.md)."""
-        given = {
-            "table": table,
-            "prefix": prefix,
-            "layout": layout,
-            "endpoint_url": endpoint_url,
-            "region": region,
-            "key_attribute": key_attribute,
-            "value_attribute": value_attribute,
-            "expiration_attribute": expiration_attribute,
-            "connect_timeout": connect_timeout,
-            "operation_timeout": operation_timeout,
-            "attempt_timeout": attempt_timeout,
-            "max_attempts": max_attempts,
-            "backoff": None
-            if backoff is None
-            else (backoff.initial, backoff.max, backoff.multiplier, backoff.jitter),
-            "clock_skew_margin": clock_skew_margin,
-            "heartbeat_interval": heartbeat_interval,
-            "backend": backend,
-            "bucket": bucket,
-            "release_mode": release_mode,
-        }
+        """A store over the settings given (docs/configuration.md has each one's meaning, unit and
+        default); what is not given comes from Laravel's variables, then Laravel's defaults."""
+        given = {k: v for k, v in locals().items() if v is not None and k != "self"}
+        if backoff is not None:
+            given["backoff"] = dataclasses.astuple(backoff)
         # The core reads them by its settings table (names, units, rules, defaults).
-        self._native = _NativeStore({k: v for k, v in given.items() if v is not None})
+        self._native = _NativeStore(given)
 
     @classmethod
     def from_env(cls: type[_S]) -> _S:
@@ -109,20 +83,6 @@ class StoreBase:
         self = cls.__new__(cls)
         self._native = native
         return self
-
-    @property
-    def aio(self) -> AsyncStore:
-        """The same store (same client) with coroutine methods."""
-        from ._aio import AsyncStore
-
-        return AsyncStore._over(self._native)
-
-    @property
-    def sync(self) -> Store:
-        """The same store (same client) with blocking methods."""
-        from ._sync import Store
-
-        return Store._over(self._native)
 
     @property
     def table(self) -> str:
