@@ -22,7 +22,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("store", 7),
     ("cache", 8),
     ("lock", 8),
-    ("admin", 8),
+    ("sdk", 8),
     ("once", 8),
     ("cas", 8),
 ];
@@ -95,7 +95,8 @@ fn only_the_request_layer_touches_the_sdk() {
         let uses = |sdk: &str| text.contains(sdk);
         let ok = match top {
             None => true, // lib.rs re-exports the SDK for callers
-            Some("aws") => !uses("aws_sdk_dynamodb") && !uses("aws_sdk_s3"),
+            // The seam for crates that send their own requests: the shared runtime's types only.
+            Some("aws" | "sdk") => !uses("aws_sdk_dynamodb") && !uses("aws_sdk_s3"),
             Some("dynamo") => !uses("aws_sdk_s3"),
             Some("s3") => !uses("aws_sdk_dynamodb"),
             Some(_) => !uses("aws_sdk_dynamodb") && !uses("aws_sdk_s3") && !uses("aws_config"),

@@ -379,28 +379,6 @@ impl Table {
         Ok(())
     }
 
-    /// A sweep's delete: only if the item is still expired before `cutoff` (so an item refreshed
-    /// or re-acquired since the scan stays). True when deleted.
-    pub(crate) async fn delete_if_expired_before(&self, k: &str, cutoff: i64) -> Result<bool> {
-        let c = self.config();
-        let res = self
-            .client()
-            .await?
-            .delete_item()
-            .table_name(c.table())
-            .set_key(Some(attr::key(c, k)))
-            .condition_expression("#expires_at < :cutoff")
-            .expression_attribute_names("#expires_at", c.expiration_attribute())
-            .expression_attribute_values(":cutoff", attr::num(cutoff))
-            .send()
-            .await;
-        match res {
-            Ok(_) => Ok(true),
-            Err(e) if is_condition_failure(&e) => Ok(false),
-            Err(e) => Err(sdk_error(c, "DeleteItem", e)),
-        }
-    }
-
     /// Laravel 12.63's lock `refresh()`: UpdateItem `SET #expires_at = :expires_at` conditioned
     /// on `attribute_exists(#key) AND #value = :owner AND #expires_at > :now`. True when updated.
     pub(crate) async fn refresh_if_value(
