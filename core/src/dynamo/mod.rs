@@ -7,6 +7,7 @@
 
 mod attr;
 mod batch;
+mod build;
 mod cas;
 mod client;
 mod date;
