@@ -8,14 +8,13 @@
 //!
 //! | layer | modules |
 //! | --- | --- |
-//! | operations | [`cache`](mod@cache), [`lock`], [`admin`], [`once`](mod@once) (the once-only guard), [`cas`] (compare-and-set): each over the store and the layers below, never each other |
+//! | operations | [`cache`](mod@cache), [`lock`], [`once`](mod@once) (the once-only guard), [`cas`] (compare-and-set): each over the store and the layers below, never each other |
 //! | handle | [`store`]: configuration + request layer |
-//! | requests | `dynamo`: the only code that touches `aws-sdk-dynamodb` |
+//! | requests | `dynamo`: the only code that touches `aws-sdk-dynamodb` (and `s3`, `aws-sdk-s3`); [`sdk`]: the seam for a crate that sends its own (`ddblock-admin`) |
 //! | format, config | [`format`] (key layouts, codec, item meaning, input rules), [`config`] |
 //! | leaves | [`error`], [`holder`], [`time`] |
 #![warn(missing_docs)]
 
-pub mod admin;
 mod aws;
 pub mod cache;
 pub mod cas;
@@ -27,14 +26,10 @@ pub mod holder;
 pub mod lock;
 pub mod once;
 mod s3;
+pub mod sdk;
 pub mod store;
 pub mod time;
 
-pub use admin::{
-    CheckId, CheckStatus, ClockReading, CreateTableOptions, CreateTableReport, DoctorOptions,
-    DoctorReport, ItemKind, ScanItem, ScanOptions, ScanProgress, ScanReport, Scope, SweepOptions,
-    SweepReport, TableInfo, TtlState,
-};
 pub use cache::{Consistency, ManyEntry};
 pub use cas::{CasOptions, CasOutcome, ConflictRetry, Versioned};
 pub use config::{Backoff, LockBackendKind, ReleaseMode, StoreConfig, StoreConfigBuilder};
@@ -50,7 +45,9 @@ pub use lock::{
 };
 pub use once::{Claim, ClaimOutcome, Once, OnceRun, OnceState, OnceStatus};
 pub use store::Store;
-pub use time::{Clock, ClockOffset, OffsetVerdict, SystemClock};
+pub use time::{Clock, DateAnswer, SystemClock};
 
 /// Re-exported so callers can build their own client without a version mismatch.
 pub use aws_sdk_dynamodb;
+/// Re-exported for the same reason ([`Store::s3_client`]).
+pub use aws_sdk_s3;

@@ -1,6 +1,6 @@
 //! [`Store`]: the handle on one Laravel cache table. It holds the configuration and the request
 //! layers (DynamoDB, and S3 when locks live in a bucket); the operations live by topic in
-//! `cache.rs`, `lock/`, `admin/`, `once.rs` and `cas.rs`.
+//! `cache.rs`, `lock/`, `once.rs` and `cas.rs` (table administration: the `ddblock-admin` crate).
 
 use crate::config::StoreConfig;
 use crate::dynamo::{Client, Table};

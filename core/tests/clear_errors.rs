@@ -77,7 +77,10 @@ async fn a_missing_table_says_how_to_create_it(server: Server) {
     );
     let err = store.get("k").await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::TableNotFound);
-    assert!(err.to_string().contains("store.create_table("), "{err}");
+    assert!(
+        err.to_string().contains("Admin::new(&store).create_table("),
+        "{err}"
+    );
     let hinted = Store::with_client(
         env.client.clone(),
         env.config()

@@ -420,29 +420,6 @@ async fn no_read_after_a_failed_condition_where_all_old_comes_back(server: Serve
     }
 }
 
-/// Scans run a bounded number of segments at once.
-async fn scans_run_a_bounded_number_of_segments_at_once(server: Server) {
-    let f = FaultyTable::new(server).await;
-    f.proxy.set_faults(FaultConfig {
-        latency_ms: 200,
-        latency_ops: on("Scan"),
-        ..FaultConfig::default()
-    });
-    let store = store(&f);
-    let start = Instant::now();
-    let report = store
-        .scan_items(&ddblock::ScanOptions::new().segments(64), |_| {})
-        .await
-        .unwrap();
-    assert_eq!(report.items.len(), 0);
-    let took = start.elapsed();
-    // 64 segments of one 200 ms page each, at most 16 at once: at least 4 rounds.
-    assert!(
-        took >= Duration::from_millis(780),
-        "all at once? took {took:?}"
-    );
-}
-
 on_servers!(
     a_lost_answer_is_recovered_as_this_attempts_write,
     a_zero_wait_is_try_once_and_resends_after_a_lost_answer,
@@ -458,5 +435,4 @@ on_servers!(
     with_lock_keeps_the_value_when_the_release_fails,
     failing_refreshes_past_the_deadline_are_a_lost_lease,
     no_read_after_a_failed_condition_where_all_old_comes_back,
-    scans_run_a_bounded_number_of_segments_at_once,
 );

@@ -417,12 +417,6 @@ async fn missing_table_is_a_clear_error(server: Server) {
         store.many(&["a"]).await.unwrap_err().kind(),
         ErrorKind::TableNotFound
     );
-    // DescribeTimeToLive too, which moto answers with the code `ResourceNotFound` (dynalite has no
-    // TTL API: it says DISABLED of any table).
-    if server.has_ttl_api() {
-        let err = store.describe_ttl().await.unwrap_err();
-        assert_eq!(err.kind(), ErrorKind::TableNotFound, "{err}");
-    }
 }
 
 async fn unparseable_values_are_errors_and_stay_stored(server: Server) {

@@ -1,13 +1,13 @@
 //! The table commands: `list`, `sweep` and `create-table` (and the scan options `doctor` shares):
-//! the core's `ddblock::admin`, printed and mapped to exit statuses.
+//! the core's `ddblock-admin`, printed and mapped to exit statuses.
 
 use std::time::Duration;
 
 use clap::Args;
-use ddblock::admin::{
-    CreateTableOptions, ItemKind, ScanItem, ScanOptions, Scope, SweepOptions, TtlState,
-};
 use ddblock::Store;
+use ddblock_admin::{
+    Admin, CreateTableOptions, ItemKind, ScanItem, ScanOptions, Scope, SweepOptions, TtlState,
+};
 use serde_json::{json, Value};
 
 use crate::global::{parse_secs, Global};
@@ -20,7 +20,7 @@ pub struct ScanArgs {
     #[arg(long)]
     pub all: bool,
     /// Parallel scan segments
-    #[arg(long, value_name = "N", default_value_t = ddblock::admin::DEFAULT_SEGMENTS)]
+    #[arg(long, value_name = "N", default_value_t = ddblock_admin::DEFAULT_SEGMENTS)]
     pub segments: u32,
 }
 
@@ -46,7 +46,7 @@ pub struct SweepArgs {
     #[arg(long)]
     pub dry_run: bool,
     /// Only delete items expired more than SECS ago (margin for clock skew)
-    #[arg(long, value_name = "SECS", default_value_t = ddblock::admin::DEFAULT_SWEEP_GRACE_SECS, allow_negative_numbers = true)]
+    #[arg(long, value_name = "SECS", default_value_t = ddblock_admin::DEFAULT_SWEEP_GRACE_SECS, allow_negative_numbers = true)]
     pub grace: i64,
 }
 
@@ -91,7 +91,7 @@ pub fn item_json(i: &ScanItem) -> Value {
 /// `ddblock list`: the items under the prefix (or all), as a table or JSON.
 pub async fn list(store: &Store, g: &Global, a: &ListArgs) -> ddblock::Result<i32> {
     let progress = ProgressLine::new(g.progress, g.json, "list");
-    let report = store
+    let report = Admin::new(store)
         .scan_items(&scan_options(&a.scan), |p| progress.update(p))
         .await;
     progress.finish();
@@ -176,7 +176,9 @@ pub async fn sweep(store: &Store, g: &Global, a: &SweepArgs) -> ddblock::Result<
         .scan(scan_options(&a.scan))
         .grace_secs(a.grace)
         .dry_run(a.dry_run);
-    let report = store.sweep_expired(&opts, |p| progress.update(p)).await;
+    let report = Admin::new(store)
+        .sweep_expired(&opts, |p| progress.update(p))
+        .await;
     progress.finish();
     let r = report?;
     if g.json {
@@ -220,7 +222,7 @@ pub async fn create_table(store: &Store, json: bool, a: &CreateTableArgs) -> ddb
     if let Some(t) = &a.ttl_attribute {
         opts = opts.ttl_attribute(t);
     }
-    let r = store.create_table(&opts).await?;
+    let r = Admin::new(store).create_table(&opts).await?;
     if json {
         print_json(&json!({
             "table": c.table(),

@@ -3,8 +3,10 @@
 //! and its exit status.
 
 use clap::Args;
-use ddblock::admin::{CheckId, CheckStatus, ClockReading, DoctorOptions, DoctorReport, TtlState};
 use ddblock::Store;
+use ddblock_admin::{
+    Admin, CheckId, CheckStatus, ClockReading, DoctorOptions, DoctorReport, TtlState,
+};
 use serde_json::{json, Value};
 
 use crate::admin::{item_json, scan_options, ScanArgs};
@@ -20,7 +22,7 @@ pub struct DoctorArgs {
     #[arg(long)]
     pub no_scan: bool,
     /// A live lock with more than SECS left (and at most 86460) counts as a ttl-0 lock
-    #[arg(long, value_name = "SECS", default_value_t = ddblock::admin::DEFAULT_LONG_LOCK_SECS, allow_negative_numbers = true)]
+    #[arg(long, value_name = "SECS", default_value_t = ddblock_admin::DEFAULT_LONG_LOCK_SECS, allow_negative_numbers = true)]
     pub min_remaining: i64,
 }
 
@@ -97,7 +99,9 @@ pub async fn doctor(store: &Store, g: &Global, a: &DoctorArgs) -> ddblock::Resul
     let opts = DoctorOptions::new()
         .scan((!a.no_scan).then(|| scan_options(&a.scan)))
         .min_remaining_secs(a.min_remaining);
-    let report = store.doctor(&opts, |p| progress.update(p)).await;
+    let report = Admin::new(store)
+        .doctor(&opts, |p| progress.update(p))
+        .await;
     progress.finish();
     let r = report?;
     let exp = c.expiration_attribute();

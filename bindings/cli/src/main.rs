@@ -2,7 +2,7 @@
 //!
 //! A thin layer over the `ddblock` core: argument parsing, output (human and `--json`), exit codes,
 //! signals and the child process of `run` and `once`. Table logic lives in the core
-//! (`ddblock::admin`). See docs/cli.md.
+//! (`ddblock-admin`). See docs/cli.md.
 //!
 //! This file: the command line and the dispatch to the command modules, one per command family
 //! (each with its arguments). The modules form a DAG (tests/modules.rs checks it): main → lock,

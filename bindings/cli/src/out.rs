@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 use clap::ValueEnum;
 use ddblock::time::{relative, utc};
 use ddblock::{
-    redact_owner, AcquireOutcome, Clock, ErrorKind, Holder, PhpKey, PhpValue, ScanProgress,
-    StoredValue,
+    redact_owner, AcquireOutcome, Clock, ErrorKind, Holder, PhpKey, PhpValue, StoredValue,
 };
+use ddblock_admin::ScanProgress;
 use serde_json::{json, Map, Value};
 
 /// Exit status: success.

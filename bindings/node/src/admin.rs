@@ -1,7 +1,9 @@
 //! The store's admin methods, `createTable` and `doctor`: their options in, the core's reports
 //! out as plain objects.
 
-use ddblock::admin::{ClockReading, CreateTableOptions, DoctorOptions, ScanOptions, TtlState};
+use ddblock_admin::{
+    Admin, ClockReading, CreateTableOptions, DoctorOptions, ScanOptions, TtlState,
+};
 use napi::bindgen_prelude::PromiseRaw;
 use napi::Env;
 use napi_derive::napi;
@@ -44,7 +46,7 @@ async fn create_table(store: ddblock::Store, o: CreateTableInput) -> Result<Tabl
     if let Some(ms) = o.wait_ms {
         opts = opts.wait(millis("waitMs", ms)?);
     }
-    let r = store.create_table(&opts).await?;
+    let r = Admin::new(&store).create_table(&opts).await?;
     Ok(TableReport {
         created: r.created,
         ready: r.ready(),
@@ -58,7 +60,7 @@ async fn create_table(store: ddblock::Store, o: CreateTableInput) -> Result<Tabl
 /// `Store.doctor`.
 async fn doctor(store: ddblock::Store, scan: bool) -> Result<DoctorReport> {
     let opts = DoctorOptions::new().scan(scan.then(ScanOptions::new));
-    let r = store.doctor(&opts, |_| {}).await?;
+    let r = Admin::new(&store).doctor(&opts, |_| {}).await?;
     Ok(DoctorReport {
         healthy: r.healthy(),
         checks: r

@@ -5,10 +5,10 @@
 //! `ddblock.PhpObject`. PHP → Python: strings come back as `str` when they are UTF-8, else
 //! `bytes`; an array whose keys are 0..n in order comes back as a `list`, any other as a `dict`.
 
-use ddblock::admin::{ClockReading, CreateTableReport, DoctorReport, TtlState};
 use ddblock::codec::{Limits, ObjectKind};
 use ddblock::format::input::{ttl_from_f64, Amount};
 use ddblock::{Error, ManyEntry, PhpKey, PhpObject, PhpValue};
+use ddblock_admin::{ClockReading, CreateTableReport, DoctorReport, TtlState};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{

@@ -1,9 +1,9 @@
 //! `ddblock._native.Store`: holds a core `Store` and converts arguments and results. Every
 //! operation returns a [`Pending`] (wait for it or await it): written once for both APIs.
 
-use ddblock::admin::{CreateTableOptions, DoctorOptions, ScanOptions};
 use ddblock::config::{Front, SettingValue};
 use ddblock::{CasOptions, CasOutcome, Consistency, PhpValue, Store, StoreConfig, Versioned};
+use ddblock_admin::{Admin, CreateTableOptions, DoctorOptions, ScanOptions};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -307,16 +307,16 @@ impl PyStore {
             opts =
                 opts.wait(ddblock::format::input::timeout_from_secs_f64("wait", w).map_err(to_py)?);
         }
-        let s = self.inner.clone();
+        let a = Admin::new(&self.inner);
         Ok(Pending::new(async move {
-            s.create_table(&opts).await.map(CreateReport)
+            a.create_table(&opts).await.map(CreateReport)
         }))
     }
 
     /// Checks the table (and, with `scan`, its items).
     fn doctor(&self, scan: bool) -> Pending {
-        let s = self.inner.clone();
+        let a = Admin::new(&self.inner);
         let opts = DoctorOptions::new().scan(scan.then(ScanOptions::new));
-        Pending::new(async move { s.doctor(&opts, |_| {}).await.map(Doctor) })
+        Pending::new(async move { a.doctor(&opts, |_| {}).await.map(Doctor) })
     }
 }

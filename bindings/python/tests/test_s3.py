@@ -111,7 +111,7 @@ S3_CHECKS = [
 
 
 def test_doctor_probes_the_bucket(moto: str, bucket: str) -> None:
-    # The probe's rules and its failures through a proxy are the core's (core/tests/s3_probe.rs):
+    # The probe's rules and its failures through a proxy are the core's (admin/tests/s3_probe.rs):
     # here, that every result reaches Python.
     store = ddblock.Store(
         "no-such-table", endpoint_url=moto, prefix="app_", backend="s3", bucket=bucket

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use ddblock::{CreateTableOptions, Store, StoreConfig};
+use ddblock::{Store, StoreConfig};
 use ddblock_test_support::child;
 use serde_json::Value;
 use tokio::io::AsyncWriteExt;
@@ -165,8 +165,8 @@ pub fn store_at(endpoint: &str, table: &str) -> Result<Store, String> {
 
 /// Creates `table` on `endpoint` (Laravel's schema, no TTL).
 pub async fn create_table(endpoint: &str, table: &str) -> Result<(), String> {
-    store_at(endpoint, table)?
-        .create_table(&CreateTableOptions::new().ttl(false))
+    ddblock_admin::Admin::new(&store_at(endpoint, table)?)
+        .create_table(&ddblock_admin::CreateTableOptions::new().ttl(false))
         .await
         .map(|_| ())
         .map_err(|e| format!("create table {table}: {e}"))

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use ddblock::{CreateTableOptions, KeyLayout, ReleaseOutcome, Store, StoreConfig};
+use ddblock::{KeyLayout, ReleaseOutcome, Store, StoreConfig};
 use ddblock_fault_proxy::{FaultConfig, ProxyHandle, Stats};
 use ddblock_test_support::faulty::try_faulty;
 use ddblock_test_support::laravel::{self, PeerEnv};
@@ -182,8 +182,8 @@ async fn store_at(endpoint: &str, table: &str, opts: &Options) -> Result<Store, 
 /// A fresh Laravel-schema table on the upstream (not through the proxy).
 async fn create_table(opts: &Options, table: &str) -> Result<(), String> {
     let store = store_at(&opts.upstream, table, opts).await?;
-    store
-        .create_table(&CreateTableOptions::new().ttl(false))
+    ddblock_admin::Admin::new(&store)
+        .create_table(&ddblock_admin::CreateTableOptions::new().ttl(false))
         .await
         .map_err(|e| e.to_string())?;
     Ok(())

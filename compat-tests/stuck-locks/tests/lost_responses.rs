@@ -1,7 +1,7 @@
 //! Ambiguous writes: the proxy forwards a request and drops its response, the SDK retries, and the
 //! lock still ends up in the right state with the right answer; throttling surfaces as a typed error.
 
-use ddblock::{AcquireOutcome, CreateTableOptions, ReleaseOutcome, Store, StoreConfig};
+use ddblock::{AcquireOutcome, ReleaseOutcome, Store, StoreConfig};
 use ddblock_fault_proxy::{FaultConfig, DROPPED, FORWARDED_ERROR_PREFIX};
 use ddblock_test_support::faulty::faulty;
 use ddblock_test_support::{on_servers, Server};
@@ -28,8 +28,8 @@ async fn lost_answers_are_recovered(server: Server) {
     )
     .await
     .unwrap();
-    direct
-        .create_table(&CreateTableOptions::new().ttl(false))
+    ddblock_admin::Admin::new(&direct)
+        .create_table(&ddblock_admin::CreateTableOptions::new().ttl(false))
         .await
         .unwrap();
     let proxy = faulty(&up, FaultConfig::default()).await.proxy;

@@ -148,7 +148,7 @@ where
 }
 
 /// The service error code, when the server answered with one.
-pub(crate) fn service_code<E: ProvideErrorMetadata, R>(err: &SdkError<E, R>) -> Option<&str> {
+pub fn service_code<E: ProvideErrorMetadata, R>(err: &SdkError<E, R>) -> Option<&str> {
     match err {
         SdkError::ServiceError(se) => se.err().code(),
         _ => None,

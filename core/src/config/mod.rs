@@ -25,7 +25,7 @@ pub const DEFAULT_ATTEMPT_TIMEOUT: Duration = Duration::from_secs(3);
 /// What `TableNotFound` tells a Rust caller to run (each binding sets its own, see
 /// [`StoreConfigBuilder::create_table_hint`]).
 const RUST_CREATE_TABLE_HINT: &str =
-    "`store.create_table(&CreateTableOptions::new())` or `ddblock create-table`";
+    "`ddblock_admin::Admin::new(&store).create_table(..)` or `ddblock create-table`";
 
 /// Capped exponential backoff with jitter for `block()` retries.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -11,7 +11,7 @@ use crate::format::item::{
 use crate::holder::StoredValue;
 
 /// A DynamoDB item as the SDK hands it over.
-pub(super) type Item = HashMap<String, AttributeValue>;
+pub type Item = HashMap<String, AttributeValue>;
 
 /// The DynamoDB attribute for a stored value (`N` or `S`, as Laravel's `type()` chose).
 pub(super) fn stored(v: &StoredValue) -> AttributeValue {
@@ -47,7 +47,7 @@ pub(super) fn full_item(cfg: &StoreConfig, k: &str, value: &StoredValue, expires
 }
 
 /// An item as the format layer reads it.
-pub(super) fn view(cfg: &StoreConfig, item: &Item) -> ItemView {
+pub(crate) fn view(cfg: &StoreConfig, item: &Item) -> ItemView {
     let key = match item.get(cfg.key_attribute()) {
         Some(AttributeValue::S(k)) => Some(k.clone()),
         _ => None,

@@ -6,15 +6,15 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use aws_sdk_dynamodb::client::customize::CustomizableOperation;
 use aws_sdk_dynamodb::config::interceptors::BeforeTransmitInterceptorContextRef;
 use aws_sdk_dynamodb::config::retry::RetryConfig;
 use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
-use aws_sdk_dynamodb::error::{BoxError, SdkError};
-use aws_sdk_dynamodb::operation::put_item::PutItemError;
-use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
-use aws_sdk_dynamodb::types::{AttributeValue, ReturnValuesOnConditionCheckFailure};
+use aws_sdk_dynamodb::error::BoxError;
+use aws_sdk_dynamodb::types::AttributeValue;
 
 use super::attr::{self, Item};
+use super::build::{values, Cond, ALL_OLD};
 use super::error::sdk_error;
 use super::Table;
 use crate::config::StoreConfig;
@@ -58,6 +58,22 @@ impl Intercept for Attempts {
     ) -> Result<(), BoxError> {
         self.0.fetch_add(1, Ordering::SeqCst);
         Ok(())
+    }
+}
+
+impl Attempts {
+    /// `op` with the SDK's retries of a conditional write (a quick first retry), its attempts
+    /// counted here.
+    fn count<T, E, B>(
+        &self,
+        op: CustomizableOperation<T, E, B>,
+        c: &StoreConfig,
+    ) -> CustomizableOperation<T, E, B> {
+        let retry = RetryConfig::standard()
+            .with_max_attempts(c.max_attempts().unwrap_or(3))
+            .with_initial_backoff(CAS_INITIAL_BACKOFF);
+        op.config_override(aws_sdk_dynamodb::Config::builder().retry_config(retry))
+            .interceptor(self.clone())
     }
 }
 
@@ -106,16 +122,8 @@ impl Table {
     /// One strongly consistent GetItem with the version attributes (never a GSI: indexes lag).
     pub(crate) async fn get_versioned(&self, k: &str) -> Result<Option<VersionedItem>> {
         let c = self.config();
-        let out = self
-            .client()
-            .await?
-            .get_item()
-            .table_name(c.table())
-            .set_key(Some(attr::key(c, k)))
-            .consistent_read(true)
-            .send()
-            .await
-            .map_err(|e| sdk_error(c, "GetItem", e))?;
+        let out = self.get_req(k, true).await?.send().await;
+        let out = out.map_err(|e| sdk_error(c, "GetItem", e))?;
         Ok(out.item.map(|i| versioned(c, &i)))
     }
 
@@ -134,110 +142,44 @@ impl Table {
         } = *w;
         let c = self.config();
         let slot = (version % WRITE_SLOTS).to_string();
-        let (cond, values) = condition(pre);
+        let (cond, pre_values) = condition(pre);
         let attempts = Attempts::default();
-        let retry = aws_sdk_dynamodb::Config::builder().retry_config(
-            RetryConfig::standard()
-                .with_max_attempts(c.max_attempts().unwrap_or(3))
-                .with_initial_backoff(CAS_INITIAL_BACKOFF),
-        );
-        let client = self.client().await?;
-        let old = if pre.version() == 0 {
+        let answer = if pre.version() == 0 {
             let mut item = attr::full_item(c, k, value, expires_at);
             item.insert(VERSION_ATTRIBUTE.to_owned(), num_u(version));
             item.insert(
                 WRITES_ATTRIBUTE.to_owned(),
                 AttributeValue::M(HashMap::from([(slot, AttributeValue::S(token.into()))])),
             );
-            let mut req = client
-                .put_item()
-                .table_name(c.table())
-                .set_item(Some(item))
-                .condition_expression(cond)
-                .return_values_on_condition_check_failure(
-                    ReturnValuesOnConditionCheckFailure::AllOld,
-                );
-            for (n, a) in [
-                ("#key", c.key_attribute()),
-                ("#value", c.value_attribute()),
-                ("#version", VERSION_ATTRIBUTE),
-            ] {
-                if cond.contains(n) {
-                    req = req.expression_attribute_names(n, a);
-                }
-            }
-            for (n, v) in values {
-                req = req.expression_attribute_values(n, v);
-            }
-            let res = req
-                .customize()
-                .config_override(retry)
-                .interceptor(attempts.clone())
-                .send()
-                .await;
-            match res {
-                Ok(_) => return Ok(CasWrite::Written),
-                Err(SdkError::ServiceError(se))
-                    if se.err().is_conditional_check_failed_exception() =>
-                {
-                    match se.into_err() {
-                        PutItemError::ConditionalCheckFailedException(e) => e.item,
-                        _ => None,
-                    }
-                }
-                Err(e) => return Err(sdk_error(c, "PutItem", e)),
-            }
+            let req = self.put_req(item, cond).await?;
+            let req = req
+                .set_expression_attribute_values(values(pre_values))
+                .return_values_on_condition_check_failure(ALL_OLD);
+            let res = attempts.count(req.customize(), c).send().await;
+            self.answer("PutItem", res, false)?.map(|_| ())
         } else {
-            let mut req = client
-                .update_item()
-                .table_name(c.table())
-                .set_key(Some(attr::key(c, k)))
-                .update_expression(
-                    "SET #value = :value, #expires_at = :expires_at, #version = :version, \
-                     #writes.#slot = :token",
-                )
-                .condition_expression(cond)
-                .expression_attribute_names("#value", c.value_attribute())
-                .expression_attribute_names("#expires_at", c.expiration_attribute())
-                .expression_attribute_names("#version", VERSION_ATTRIBUTE)
-                .expression_attribute_names("#writes", WRITES_ATTRIBUTE)
+            let update = "SET #value = :value, #expires_at = :expires_at, #version = :version, \
+                          #writes.#slot = :token";
+            let req = self.update_req(k, update, cond).await?;
+            let vals = [
+                (":value", attr::stored(value)),
+                (":expires_at", attr::num(expires_at)),
+                (":version", num_u(version)),
+                (":token", AttributeValue::S(token.into())),
+            ];
+            let req = req
+                .set_expression_attribute_values(values(vals.into_iter().chain(pre_values)))
                 .expression_attribute_names("#slot", slot)
-                .expression_attribute_values(":value", attr::stored(value))
-                .expression_attribute_values(":expires_at", attr::num(expires_at))
-                .expression_attribute_values(":version", num_u(version))
-                .expression_attribute_values(":token", AttributeValue::S(token.into()))
-                .return_values_on_condition_check_failure(
-                    ReturnValuesOnConditionCheckFailure::AllOld,
-                );
-            for (n, v) in values {
-                req = req.expression_attribute_values(n, v);
-            }
-            let res = req
-                .customize()
-                .config_override(retry)
-                .interceptor(attempts.clone())
-                .send()
-                .await;
-            match res {
-                Ok(_) => return Ok(CasWrite::Written),
-                Err(SdkError::ServiceError(se))
-                    if se.err().is_conditional_check_failed_exception() =>
-                {
-                    match se.into_err() {
-                        UpdateItemError::ConditionalCheckFailedException(e) => e.item,
-                        _ => None,
-                    }
-                }
-                Err(e) => return Err(sdk_error(c, "UpdateItem", e)),
-            }
+                .return_values_on_condition_check_failure(ALL_OLD);
+            let res = attempts.count(req.customize(), c).send().await;
+            self.answer("UpdateItem", res, false)?.map(|_| ())
         };
-        let old = old.filter(|i| !i.is_empty());
-        if old.is_some() {
-            self.learn_all_old(true);
-        }
-        Ok(CasWrite::Refused {
-            retried: attempts.0.load(Ordering::SeqCst) > 1,
-            old: old.map(|i| Box::new(versioned(c, &i))),
+        Ok(match answer {
+            Cond::Written(()) => CasWrite::Written,
+            Cond::Refused(old) => CasWrite::Refused {
+                retried: attempts.0.load(Ordering::SeqCst) > 1,
+                old: old.map(|i| Box::new(versioned(c, &i))),
+            },
         })
     }
 }

@@ -1,6 +1,7 @@
 //! DynamoDB's clock, read from the HTTP `Date` header of its answers: the interceptor that reads
 //! it, the warning when a lock request's answer shows this host's clock too far off for the
-//! clock-skew margin, and the measurement `Store::doctor` reports.
+//! clock-skew margin, and one answer for a measurement ([`crate::Store::clock_sample`]; `doctor`
+//! in `ddblock-admin` takes several).
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -13,33 +14,10 @@ use aws_sdk_dynamodb::error::BoxError;
 use aws_sdk_dynamodb::primitives::{DateTime, DateTimeFormat};
 
 use super::Table;
-use crate::time::{allowed_offset, Clock, ClockOffset, OffsetVerdict};
+use crate::time::{allowed_offset, Clock, DateAnswer};
 
 /// At most one clock warning per store in this long.
 const WARN_EVERY: Duration = Duration::from_secs(60);
-
-/// What [`Table::measure_clock`] found.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum ClockReading {
-    /// The answers bound this host's offset to the server's clock.
-    Measured(ClockOffset),
-    /// No answer carried a `Date` header this client could read.
-    NoDate,
-    /// The answers exclude each other: a clock moved while measuring.
-    Inconsistent,
-}
-
-impl ClockReading {
-    /// Why nothing was measured (`no Date header`, `the answers disagree`), `None` when measured:
-    /// the `unmeasured` field of every front's doctor report.
-    pub fn unmeasured(&self) -> Option<&'static str> {
-        match self {
-            ClockReading::Measured(_) => None,
-            ClockReading::NoDate => Some("no Date header"),
-            ClockReading::Inconsistent => Some("the answers disagree"),
-        }
-    }
-}
 
 /// This host's time as an interval: exact for a clock with fractions, else its whole second.
 fn local(clock: &dyn Clock) -> (f64, f64) {
@@ -57,7 +35,7 @@ fn local(clock: &dyn Clock) -> (f64, f64) {
 pub(super) struct DateReader {
     clock: Arc<dyn Clock>,
     /// When the current try was sent, and what the last answer showed.
-    state: Arc<Mutex<(Option<f64>, Option<ClockOffset>)>>,
+    state: Arc<Mutex<(Option<f64>, Option<DateAnswer>)>>,
 }
 
 impl DateReader {
@@ -68,12 +46,12 @@ impl DateReader {
         }
     }
 
-    fn state(&self) -> std::sync::MutexGuard<'_, (Option<f64>, Option<ClockOffset>)> {
+    fn state(&self) -> std::sync::MutexGuard<'_, (Option<f64>, Option<DateAnswer>)> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// What the last answer showed.
-    pub(super) fn take(&self) -> Option<ClockOffset> {
+    pub(super) fn take(&self) -> Option<DateAnswer> {
         self.state().1.take()
     }
 }
@@ -107,7 +85,11 @@ impl Intercept for DateReader {
             .get("date")
             .and_then(|d| DateTime::from_str(d.trim(), DateTimeFormat::HttpDate).ok());
         if let (Some(sent), Some(date)) = (state.0, date) {
-            state.1 = Some(ClockOffset::from_answer(sent, received, date.secs()));
+            state.1 = Some(DateAnswer {
+                sent,
+                received,
+                date: date.secs(),
+            });
         }
         Ok(())
     }
@@ -129,10 +111,11 @@ impl Table {
     /// host's clock further from DynamoDB's than the clock-skew margin allows
     /// ([`allowed_offset`]).
     pub(super) fn saw_clock(&self, reader: &DateReader) {
-        let Some(offset) = reader.take() else { return };
+        let Some(answer) = reader.take() else { return };
         let margin = self.config().clock_skew_margin();
         let allowed = allowed_offset(margin);
-        if offset.verdict(allowed) != OffsetVerdict::Beyond {
+        let (low, high) = answer.offset();
+        if low <= allowed && high >= -allowed {
             return;
         }
         let mut warned = self
@@ -148,44 +131,28 @@ impl Table {
         tracing::warn!(
             table = %self.config().table(),
             margin_secs = margin.as_secs(),
-            "this host's clock is {offset}, more than the ±{allowed:.1} s a clock-skew margin of \
-             {} s allows: a contender this far ahead can take a lock its holder still has, and \
+            "this host's clock is between {low:+.1} and {high:+.1} s off DynamoDB's, more than the \
+             ±{allowed:.1} s a clock-skew margin of {} s allows: a contender this far ahead can take a lock its holder still has, and \
              this host's locks can be taken early. Sync the clock (NTP), or set the same larger \
              margin on every front; `doctor` measures it",
             margin.as_secs()
         );
     }
 
-    /// Measures this host's clock offset to the server's: `answers` DescribeTable requests
-    /// `spacing` apart, so that their sends fall at different points of a second, and the
-    /// intersection of what their `Date` headers show. An error answer (a missing table) carries a
-    /// `Date` too; a request with no answer shows nothing.
-    pub(crate) async fn measure_clock(&self, answers: u32, spacing: Duration) -> ClockReading {
-        let Ok(client) = self.client().await else {
-            return ClockReading::NoDate;
-        };
-        let mut found: Option<ClockOffset> = None;
-        for i in 0..answers {
-            if i > 0 {
-                tokio::time::sleep(spacing).await;
-            }
-            let reader = self.date_reader();
-            let _ = client
-                .describe_table()
-                .table_name(self.config().table())
-                .customize()
-                .interceptor(reader.clone())
-                .send()
-                .await;
-            let Some(seen) = reader.take() else { continue };
-            found = match found {
-                None => Some(seen),
-                Some(f) => match f.intersect(seen) {
-                    Some(both) => Some(both),
-                    None => return ClockReading::Inconsistent,
-                },
-            };
-        }
-        found.map_or(ClockReading::NoDate, ClockReading::Measured)
+    /// One DescribeTable request and what its answer's `Date` header shows (an error answer, a
+    /// missing table's, carries one too); `None` when no answer came or it had no `Date`.
+    pub(crate) async fn clock_sample(&self) -> Option<DateAnswer> {
+        let reader = self.date_reader();
+        let _ = self
+            .client()
+            .await
+            .ok()?
+            .describe_table()
+            .table_name(self.config().table())
+            .customize()
+            .interceptor(reader.clone())
+            .send()
+            .await;
+        reader.take()
     }
 }

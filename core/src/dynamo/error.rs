@@ -19,11 +19,3 @@ where
 {
     classify(cfg, Service::DynamoDb, operation, err)
 }
-
-/// Whether an SDK error is DynamoDB's ConditionalCheckFailedException.
-pub(super) fn is_condition_failure<E: ProvideErrorMetadata, R>(err: &SdkError<E, R>) -> bool {
-    service_code(err) == Some("ConditionalCheckFailedException")
-}
-
-/// The service error code (`__type`), when the server answered with one.
-pub(super) use crate::aws::fault::service_code;

@@ -1,20 +1,19 @@
 //! The DynamoDB request layer: the only code that touches `aws-sdk-dynamodb`. It builds the
 //! client, writes every request (expressions, conditions, `ReturnValues`), maps SDK errors to
 //! [`crate::Error`], and hands results up as the format layer's types ([`ItemView`]), never as
-//! SDK types. Everything above (cache, lock, admin) asks for requests by what they mean.
+//! SDK types. Everything above (cache, lock, once, cas) asks for requests by what they mean.
 //!
 //! [`ItemView`]: crate::format::item::ItemView
 
 mod attr;
 mod batch;
+mod build;
 mod cas;
 mod client;
 mod date;
 mod error;
 mod once;
 mod request;
-mod scan;
-mod table;
 
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
@@ -25,12 +24,11 @@ pub use aws_sdk_dynamodb::Client;
 use crate::config::StoreConfig;
 use crate::error::Result;
 
+pub(crate) use attr::view;
+pub use attr::Item;
 pub(crate) use cas::CasWrite;
-pub use date::ClockReading;
 pub(crate) use once::{ClaimAdd, Conditional};
 pub(crate) use request::{DeleteIfValue, TakeLock};
-pub(crate) use scan::{ScanFilter, StartKey};
-pub use table::{TableInfo, TtlState};
 
 /// What a server does with `ReturnValuesOnConditionCheckFailure: ALL_OLD` (dynalite ignores it).
 const ALL_OLD_UNKNOWN: u8 = 0;

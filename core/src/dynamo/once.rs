@@ -1,13 +1,11 @@
 //! The once-only guard's requests, each named by what it means. The item is a Laravel cache item
 //! whose value is a claim counter; the attributes Laravel ignores are in `format::once`.
 
-use aws_sdk_dynamodb::error::SdkError;
-use aws_sdk_dynamodb::operation::put_item::PutItemError;
-use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
-use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure};
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
 
-use super::attr::{self, Item};
-use super::error::{is_condition_failure, sdk_error};
+use super::attr::{self, num, Item};
+use super::build::{values, Cond, ALL_OLD};
+use super::error::sdk_error;
 use super::Table;
 use crate::config::StoreConfig;
 use crate::error::Result;
@@ -64,50 +62,33 @@ impl Table {
         token: &str,
         expires_at: i64,
     ) -> Result<ClaimAdd> {
-        let c = self.config();
-        let res = self
-            .client()
-            .await?
-            .update_item()
-            .table_name(c.table())
-            .set_key(Some(attr::key(c, k)))
-            .update_expression(
+        let req = self
+            .update_req(
+                k,
                 "ADD #value :one SET #claim = if_not_exists(#claim, :token), \
                  #expires_at = if_not_exists(#expires_at, :expires_at)",
-            )
-            .condition_expression(
                 "attribute_not_exists(#key) OR (#expires_at >= :now AND attribute_exists(#claim))",
             )
-            .expression_attribute_names("#key", c.key_attribute())
-            .expression_attribute_names("#value", c.value_attribute())
-            .expression_attribute_names("#expires_at", c.expiration_attribute())
-            .expression_attribute_names("#claim", CLAIM_ATTRIBUTE)
-            .expression_attribute_values(":one", attr::num(1))
-            .expression_attribute_values(":token", AttributeValue::S(token.to_owned()))
-            .expression_attribute_values(":expires_at", attr::num(expires_at))
-            .expression_attribute_values(":now", attr::num(self.now()))
+            .await?;
+        let res = req
+            .set_expression_attribute_values(values([
+                (":one", num(1)),
+                (":token", AttributeValue::S(token.to_owned())),
+                (":expires_at", num(expires_at)),
+                (":now", num(self.now())),
+            ]))
             .return_values(ReturnValue::AllNew)
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .return_values_on_condition_check_failure(ALL_OLD)
             .send()
             .await;
-        match res {
-            Ok(out) => Ok(ClaimAdd::Applied(once_item(
-                c,
-                &out.attributes.unwrap_or_default(),
-            ))),
-            Err(SdkError::ServiceError(se)) if se.err().is_conditional_check_failed_exception() => {
-                let old = match se.into_err() {
-                    UpdateItemError::ConditionalCheckFailedException(e) => e.item,
-                    _ => None,
-                };
-                // The condition only fails on an existing item: no old item means the server
-                // ignored ALL_OLD.
-                let old = old.filter(|i| !i.is_empty());
-                self.learn_all_old(old.is_some());
-                Ok(ClaimAdd::Refused(old.map(|i| once_item(c, &i))))
+        // The condition only fails on an existing item: no old item means the server ignored
+        // ALL_OLD.
+        Ok(match self.answer("UpdateItem", res, true)? {
+            Cond::Written(out) => {
+                ClaimAdd::Applied(self.once_item(&out.attributes.unwrap_or_default()))
             }
-            Err(e) => Err(sdk_error(c, "UpdateItem", e)),
-        }
+            Cond::Refused(old) => ClaimAdd::Refused(old.map(|i| self.once_item(&i))),
+        })
     }
 
     /// A claim over an expired or given-back item: a PutItem of `{key, value: 1, expires_at,
@@ -121,44 +102,22 @@ impl Table {
     ) -> Result<Conditional> {
         let c = self.config();
         let mut item = attr::key(c, k);
-        item.insert(c.value_attribute().to_owned(), attr::num(1));
-        item.insert(c.expiration_attribute().to_owned(), attr::num(expires_at));
+        item.insert(c.value_attribute().to_owned(), num(1));
+        item.insert(c.expiration_attribute().to_owned(), num(expires_at));
         item.insert(
             CLAIM_ATTRIBUTE.to_owned(),
             AttributeValue::S(token.to_owned()),
         );
+        let cond = "attribute_not_exists(#key) OR #expires_at < :now OR \
+                    (#value = :zero AND attribute_not_exists(#claim))";
         let res = self
-            .client()
+            .put_req(item, cond)
             .await?
-            .put_item()
-            .table_name(c.table())
-            .set_item(Some(item))
-            .condition_expression(
-                "attribute_not_exists(#key) OR #expires_at < :now OR \
-                 (#value = :zero AND attribute_not_exists(#claim))",
-            )
-            .expression_attribute_names("#key", c.key_attribute())
-            .expression_attribute_names("#value", c.value_attribute())
-            .expression_attribute_names("#expires_at", c.expiration_attribute())
-            .expression_attribute_names("#claim", CLAIM_ATTRIBUTE)
-            .expression_attribute_values(":zero", attr::num(0))
-            .expression_attribute_values(":now", attr::num(self.now()))
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .set_expression_attribute_values(values([(":zero", num(0)), (":now", num(self.now()))]))
+            .return_values_on_condition_check_failure(ALL_OLD)
             .send()
             .await;
-        match res {
-            Ok(_) => Ok(Conditional::Written),
-            Err(SdkError::ServiceError(se)) if se.err().is_conditional_check_failed_exception() => {
-                let old = match se.into_err() {
-                    PutItemError::ConditionalCheckFailedException(e) => e.item,
-                    _ => None,
-                };
-                let old = old.filter(|i| !i.is_empty());
-                self.learn_all_old(old.is_some());
-                Ok(Conditional::Refused(old.map(|i| once_item(c, &i))))
-            }
-            Err(e) => Err(sdk_error(c, "PutItem", e)),
-        }
+        Ok(self.conditional(self.answer("PutItem", res, true)?))
     }
 
     /// Marks a claim done: UpdateItem `SET #done = :done_at, #expires_at = :expires_at`
@@ -171,81 +130,65 @@ impl Table {
         done_at: i64,
         expires_at: i64,
     ) -> Result<bool> {
-        let c = self.config();
-        let res = self
-            .client()
-            .await?
-            .update_item()
-            .table_name(c.table())
-            .set_key(Some(attr::key(c, k)))
-            .update_expression("SET #done = :done_at, #expires_at = :expires_at")
-            .condition_expression("#claim = :token")
-            .expression_attribute_names("#done", DONE_ATTRIBUTE)
-            .expression_attribute_names("#expires_at", c.expiration_attribute())
-            .expression_attribute_names("#claim", CLAIM_ATTRIBUTE)
-            .expression_attribute_values(":done_at", attr::num(done_at))
-            .expression_attribute_values(":expires_at", attr::num(expires_at))
-            .expression_attribute_values(":token", AttributeValue::S(token.to_owned()))
+        let req = self
+            .update_req(
+                k,
+                "SET #done = :done_at, #expires_at = :expires_at",
+                "#claim = :token",
+            )
+            .await?;
+        let res = req
+            .set_expression_attribute_values(values([
+                (":done_at", num(done_at)),
+                (":expires_at", num(expires_at)),
+                (":token", AttributeValue::S(token.to_owned())),
+            ]))
             .send()
             .await;
-        match res {
-            Ok(_) => Ok(true),
-            Err(e) if is_condition_failure(&e) => Ok(false),
-            Err(e) => Err(sdk_error(c, "UpdateItem", e)),
-        }
+        Ok(matches!(
+            self.answer("UpdateItem", res, false)?,
+            Cond::Written(_)
+        ))
     }
 
     /// Gives a claim back: UpdateItem `SET #value = :zero, #given_back = :token REMOVE #claim`
     /// conditioned on `#claim = :token AND attribute_not_exists(#done)`. The expiry stays.
     pub(crate) async fn give_back(&self, k: &str, token: &str) -> Result<Conditional> {
-        let c = self.config();
-        let res = self
-            .client()
-            .await?
-            .update_item()
-            .table_name(c.table())
-            .set_key(Some(attr::key(c, k)))
-            .update_expression("SET #value = :zero, #given_back = :token REMOVE #claim")
-            .condition_expression("#claim = :token AND attribute_not_exists(#done)")
-            .expression_attribute_names("#value", c.value_attribute())
-            .expression_attribute_names("#given_back", GIVEN_BACK_ATTRIBUTE)
-            .expression_attribute_names("#claim", CLAIM_ATTRIBUTE)
-            .expression_attribute_names("#done", DONE_ATTRIBUTE)
-            .expression_attribute_values(":zero", attr::num(0))
-            .expression_attribute_values(":token", AttributeValue::S(token.to_owned()))
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+        let req = self
+            .update_req(
+                k,
+                "SET #value = :zero, #given_back = :token REMOVE #claim",
+                "#claim = :token AND attribute_not_exists(#done)",
+            )
+            .await?;
+        let res = req
+            .set_expression_attribute_values(values([
+                (":zero", num(0)),
+                (":token", AttributeValue::S(token.to_owned())),
+            ]))
+            .return_values_on_condition_check_failure(ALL_OLD)
             .send()
             .await;
-        match res {
-            Ok(_) => Ok(Conditional::Written),
-            Err(SdkError::ServiceError(se)) if se.err().is_conditional_check_failed_exception() => {
-                let old = match se.into_err() {
-                    UpdateItemError::ConditionalCheckFailedException(e) => e.item,
-                    _ => None,
-                };
-                let old = old.filter(|i| !i.is_empty());
-                if old.is_some() {
-                    self.learn_all_old(true);
-                }
-                Ok(Conditional::Refused(old.map(|i| once_item(c, &i))))
-            }
-            Err(e) => Err(sdk_error(c, "UpdateItem", e)),
-        }
+        Ok(self.conditional(self.answer("UpdateItem", res, false)?))
     }
 
     /// One strongly consistent GetItem of a once item.
     pub(crate) async fn get_once(&self, k: &str) -> Result<Option<OnceItem>> {
-        let c = self.config();
-        let out = self
-            .client()
-            .await?
-            .get_item()
-            .table_name(c.table())
-            .set_key(Some(attr::key(c, k)))
-            .consistent_read(true)
-            .send()
-            .await
-            .map_err(|e| sdk_error(c, "GetItem", e))?;
-        Ok(out.item.map(|i| once_item(c, &i)))
+        let out = self.get_req(k, true).await?.send().await;
+        let out = out.map_err(|e| sdk_error(self.config(), "GetItem", e))?;
+        Ok(out.item.map(|i| self.once_item(&i)))
+    }
+
+    /// A once item as the format layer reads it.
+    fn once_item(&self, i: &Item) -> OnceItem {
+        once_item(self.config(), i)
+    }
+
+    /// A conditional once write's answer.
+    fn conditional<T>(&self, answer: Cond<T>) -> Conditional {
+        match answer {
+            Cond::Written(_) => Conditional::Written,
+            Cond::Refused(old) => Conditional::Refused(old.map(|i| self.once_item(&i))),
+        }
     }
 }

@@ -5,19 +5,24 @@ use std::time::Instant;
 
 use aws_sdk_dynamodb::config::retry::RetryConfig;
 use aws_sdk_dynamodb::config::timeout::TimeoutConfig;
-use aws_sdk_dynamodb::error::SdkError;
-use aws_sdk_dynamodb::operation::delete_item::DeleteItemError;
-use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
-use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure};
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
 
-use super::attr::{self, Item};
-use super::error::{is_condition_failure, sdk_error};
+use super::attr::{self, num, stored, Item};
+use super::build::{values, Cond, ALL_OLD};
+use super::error::sdk_error;
 use super::Table;
 use crate::config::StoreConfig;
 use crate::error::{Error, Result};
 use crate::format::input::Amount;
-use crate::format::item::{ItemView, Take, ATTEMPT_ATTRIBUTE, FENCE_ATTRIBUTE, SINCE_ATTRIBUTE};
+use crate::format::item::{ItemView, Take, FENCE_ATTRIBUTE};
 use crate::holder::StoredValue;
+
+/// Laravel's `add()` condition, which ddblock's acquire shares: no item, or an expired one.
+const FREE: &str = "attribute_not_exists(#key) OR #expires_at < :now";
+/// The clean-up's condition: this owner's item, written by this attempt.
+const THIS_ATTEMPT: &str = "#value = :owner AND #attempt = :attempt";
+/// Laravel 13's `touch()` condition, and with the owner, 12.63's lock `refresh()`'s.
+const LIVE: &str = "attribute_exists(#key) AND #expires_at > :now";
 
 /// The update of a keep-fence release: expired, no owner, no attempt id, no waiter's stamp (it
 /// belongs to the holder that leaves: one left behind would mislead the next holder's waiters);
@@ -51,30 +56,17 @@ impl Table {
     /// One GetItem of table key `k`.
     pub(crate) async fn get(&self, k: &str, consistent: bool) -> Result<Option<ItemView>> {
         let c = self.config();
-        let out = self
-            .client()
-            .await?
-            .get_item()
-            .table_name(c.table())
-            .set_key(Some(attr::key(c, k)))
-            .consistent_read(consistent)
-            .send()
-            .await
-            .map_err(|e| sdk_error(c, "GetItem", e))?;
+        let out = self.get_req(k, consistent).await?.send().await;
+        let out = out.map_err(|e| sdk_error(c, "GetItem", e))?;
         Ok(out.item.map(|i| attr::view(c, &i)))
     }
 
     /// Laravel's `put()`: an unconditional PutItem of the full item.
     pub(crate) async fn put(&self, k: &str, value: &StoredValue, expires_at: i64) -> Result<()> {
         let c = self.config();
-        self.client()
-            .await?
-            .put_item()
-            .table_name(c.table())
-            .set_item(Some(attr::full_item(c, k, value, expires_at)))
-            .send()
-            .await
-            .map_err(|e| sdk_error(c, "PutItem", e))?;
+        let item = attr::full_item(c, k, value, expires_at);
+        let res = self.put_req(item, "").await?.send().await;
+        res.map_err(|e| sdk_error(c, "PutItem", e))?;
         Ok(())
     }
 
@@ -86,24 +78,16 @@ impl Table {
         value: &StoredValue,
         expires_at: i64,
     ) -> Result<bool> {
-        let c = self.config();
-        let res = self
-            .client()
-            .await?
-            .put_item()
-            .table_name(c.table())
-            .set_item(Some(attr::full_item(c, k, value, expires_at)))
-            .condition_expression("attribute_not_exists(#key) OR #expires_at < :now")
-            .expression_attribute_names("#key", c.key_attribute())
-            .expression_attribute_names("#expires_at", c.expiration_attribute())
-            .expression_attribute_values(":now", attr::num(self.now()))
+        let item = attr::full_item(self.config(), k, value, expires_at);
+        let req = self.put_req(item, FREE).await?;
+        let res = req
+            .set_expression_attribute_values(values([(":now", num(self.now()))]))
             .send()
             .await;
-        match res {
-            Ok(_) => Ok(true),
-            Err(e) if is_condition_failure(&e) => Ok(false),
-            Err(e) => Err(sdk_error(c, "PutItem", e)),
-        }
+        Ok(matches!(
+            self.answer("PutItem", res, false)?,
+            Cond::Written(_)
+        ))
     }
 
     /// ddblock's acquire: ONE UpdateItem writing Laravel's lock item (value = the owner as stored,
@@ -126,67 +110,46 @@ impl Table {
             since_ms,
             deadline,
         } = *t;
-        let c = self.config();
         const SET: &str = "SET #value = :owner, #expires_at = :expires_at, #attempt = :attempt, \
                            #fence = if_not_exists(#fence, :fence_base) + :one";
-        let mut req = self
-            .client()
-            .await?
-            .update_item()
-            .table_name(c.table())
-            .set_key(Some(attr::key(c, k)));
-        req = match since_ms {
-            None => req.update_expression(SET),
-            Some(since) => req
-                .update_expression(format!("{SET}, #since = :since"))
-                .expression_attribute_names("#since", SINCE_ATTRIBUTE)
-                .expression_attribute_values(":since", attr::num(since)),
+        let update = match since_ms {
+            None => SET.to_owned(),
+            Some(_) => format!("{SET}, #since = :since"),
         };
+        let vals = [
+            (":owner", stored(owner)),
+            (":expires_at", num(expires_at)),
+            (":attempt", AttributeValue::S(attempt.to_owned())),
+            (":fence_base", AttributeValue::N(fence_base.to_string())),
+            (":one", num(1)),
+            (":now", num(cutoff)),
+        ];
+        let since = since_ms.map(|s| (":since", num(s)));
+        let req = self.update_req(k, &update, FREE).await?;
         let req = req
-            .condition_expression("attribute_not_exists(#key) OR #expires_at < :now")
-            .expression_attribute_names("#key", c.key_attribute())
-            .expression_attribute_names("#value", c.value_attribute())
-            .expression_attribute_names("#expires_at", c.expiration_attribute())
-            .expression_attribute_names("#attempt", ATTEMPT_ATTRIBUTE)
-            .expression_attribute_names("#fence", FENCE_ATTRIBUTE)
-            .expression_attribute_values(":owner", attr::stored(owner))
-            .expression_attribute_values(":expires_at", attr::num(expires_at))
-            .expression_attribute_values(":attempt", AttributeValue::S(attempt.to_owned()))
-            .expression_attribute_values(":fence_base", AttributeValue::N(fence_base.to_string()))
-            .expression_attribute_values(":one", AttributeValue::N("1".into()))
-            .expression_attribute_values(":now", attr::num(cutoff))
+            .set_expression_attribute_values(values(vals.into_iter().chain(since)))
             .return_values(ReturnValue::UpdatedNew)
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
+            .return_values_on_condition_check_failure(ALL_OLD);
         // One try per call: the lock layer retries, so it sees every try's outcome. (With the
         // SDK retrying, a try that landed unanswered followed by throttled tries ends in a
         // throttling error that reads as "nothing written".)
         let dates = self.date_reader();
-        let res = single_try(req.customize(), c, deadline)
+        let res = single_try(req.customize(), self.config(), deadline)
             .interceptor(dates.clone())
             .send()
             .await;
         self.saw_clock(&dates);
-        match res {
-            Ok(out) => {
-                let fence = out
+        Ok(match self.answer("UpdateItem", res, true)? {
+            Cond::Written(out) => TakeLock::Written {
+                fence: out
                     .attributes
                     .as_ref()
                     .and_then(|a| a.get(FENCE_ATTRIBUTE))
                     .and_then(|v| v.as_n().ok())
-                    .and_then(|n| n.parse::<u64>().ok());
-                Ok(TakeLock::Written { fence })
-            }
-            Err(SdkError::ServiceError(se)) if se.err().is_conditional_check_failed_exception() => {
-                let old = match se.into_err() {
-                    UpdateItemError::ConditionalCheckFailedException(e) => e.item,
-                    _ => None,
-                };
-                let old = old.filter(|i| !i.is_empty());
-                self.learn_all_old(old.is_some());
-                Ok(TakeLock::Exists(old.map(|i| attr::view(c, &i))))
-            }
-            Err(e) => Err(sdk_error(c, "UpdateItem", e)),
-        }
+                    .and_then(|n| n.parse::<u64>().ok()),
+            },
+            Cond::Refused(old) => TakeLock::Exists(self.view(old)),
+        })
     }
 
     /// The clean-up of an acquire attempt whose outcome is unknown: a DeleteItem of the lock item
@@ -198,25 +161,18 @@ impl Table {
         owner: &StoredValue,
         attempt: &str,
     ) -> Result<bool> {
-        let c = self.config();
-        let res = self
-            .client()
-            .await?
-            .delete_item()
-            .table_name(c.table())
-            .set_key(Some(attr::key(c, k)))
-            .condition_expression("#value = :owner AND #attempt = :attempt")
-            .expression_attribute_names("#value", c.value_attribute())
-            .expression_attribute_names("#attempt", ATTEMPT_ATTRIBUTE)
-            .expression_attribute_values(":owner", attr::stored(owner))
-            .expression_attribute_values(":attempt", AttributeValue::S(attempt.to_owned()))
+        let req = self.delete_req(k, THIS_ATTEMPT).await?;
+        let res = req
+            .set_expression_attribute_values(values([
+                (":owner", stored(owner)),
+                (":attempt", AttributeValue::S(attempt.to_owned())),
+            ]))
             .send()
             .await;
-        match res {
-            Ok(_) => Ok(true),
-            Err(e) if is_condition_failure(&e) => Ok(false),
-            Err(e) => Err(sdk_error(c, "DeleteItem", e)),
-        }
+        Ok(matches!(
+            self.answer("DeleteItem", res, false)?,
+            Cond::Written(_)
+        ))
     }
 
     /// The keep-fence clean-up of an acquire whose outcome stayed unknown: the keep-fence
@@ -229,29 +185,21 @@ impl Table {
         attempt: &str,
         expires_at: i64,
     ) -> Result<bool> {
-        let c = self.config();
-        let res = self
-            .client()
-            .await?
-            .update_item()
-            .table_name(c.table())
-            .set_key(Some(attr::key(c, k)))
-            .update_expression(RELEASE_KEEPING_FENCE)
-            .condition_expression("#value = :owner AND #attempt = :attempt")
-            .expression_attribute_names("#value", c.value_attribute())
-            .expression_attribute_names("#expires_at", c.expiration_attribute())
-            .expression_attribute_names("#attempt", ATTEMPT_ATTRIBUTE)
-            .expression_attribute_names("#since", SINCE_ATTRIBUTE)
-            .expression_attribute_values(":owner", attr::stored(owner))
-            .expression_attribute_values(":attempt", AttributeValue::S(attempt.to_owned()))
-            .expression_attribute_values(":expires_at", attr::num(expires_at))
+        let req = self
+            .update_req(k, RELEASE_KEEPING_FENCE, THIS_ATTEMPT)
+            .await?;
+        let res = req
+            .set_expression_attribute_values(values([
+                (":owner", stored(owner)),
+                (":attempt", AttributeValue::S(attempt.to_owned())),
+                (":expires_at", num(expires_at)),
+            ]))
             .send()
             .await;
-        match res {
-            Ok(_) => Ok(true),
-            Err(e) if is_condition_failure(&e) => Ok(false),
-            Err(e) => Err(sdk_error(c, "UpdateItem", e)),
-        }
+        Ok(matches!(
+            self.answer("UpdateItem", res, false)?,
+            Cond::Written(_)
+        ))
     }
 
     /// ddblock's release: ONE DeleteItem conditioned on `#value = :owner` (the owner typed as
@@ -261,30 +209,13 @@ impl Table {
         k: &str,
         value: &StoredValue,
     ) -> Result<DeleteIfValue> {
-        let c = self.config();
-        let res = self
-            .client()
-            .await?
-            .delete_item()
-            .table_name(c.table())
-            .set_key(Some(attr::key(c, k)))
-            .condition_expression("#value = :owner")
-            .expression_attribute_names("#value", c.value_attribute())
-            .expression_attribute_values(":owner", attr::stored(value))
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+        let req = self.delete_req(k, "#value = :owner").await?;
+        let res = req
+            .set_expression_attribute_values(values([(":owner", stored(value))]))
+            .return_values_on_condition_check_failure(ALL_OLD)
             .send()
             .await;
-        match res {
-            Ok(_) => Ok(DeleteIfValue::Deleted),
-            Err(SdkError::ServiceError(se)) if se.err().is_conditional_check_failed_exception() => {
-                let old = match se.into_err() {
-                    DeleteItemError::ConditionalCheckFailedException(e) => e.item,
-                    _ => None,
-                };
-                Ok(DeleteIfValue::NotDeleted(self.old_view(old)))
-            }
-            Err(e) => Err(sdk_error(c, "DeleteItem", e)),
-        }
+        Ok(self.released(self.answer("DeleteItem", res, false)?))
     }
 
     /// ddblock's keep-fence release: ONE UpdateItem `SET #expires_at = :expires_at REMOVE #value,
@@ -297,108 +228,53 @@ impl Table {
         value: &StoredValue,
         expires_at: i64,
     ) -> Result<DeleteIfValue> {
-        let c = self.config();
-        let res = self
-            .client()
-            .await?
-            .update_item()
-            .table_name(c.table())
-            .set_key(Some(attr::key(c, k)))
-            .update_expression(RELEASE_KEEPING_FENCE)
-            .condition_expression("#value = :owner")
-            .expression_attribute_names("#value", c.value_attribute())
-            .expression_attribute_names("#expires_at", c.expiration_attribute())
-            .expression_attribute_names("#attempt", ATTEMPT_ATTRIBUTE)
-            .expression_attribute_names("#since", SINCE_ATTRIBUTE)
-            .expression_attribute_values(":owner", attr::stored(value))
-            .expression_attribute_values(":expires_at", attr::num(expires_at))
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+        let req = self
+            .update_req(k, RELEASE_KEEPING_FENCE, "#value = :owner")
+            .await?;
+        let res = req
+            .set_expression_attribute_values(values([
+                (":owner", stored(value)),
+                (":expires_at", num(expires_at)),
+            ]))
+            .return_values_on_condition_check_failure(ALL_OLD)
             .send()
             .await;
-        match res {
-            Ok(_) => Ok(DeleteIfValue::Deleted),
-            Err(SdkError::ServiceError(se)) if se.err().is_conditional_check_failed_exception() => {
-                let old = match se.into_err() {
-                    UpdateItemError::ConditionalCheckFailedException(e) => e.item,
-                    _ => None,
-                };
-                Ok(DeleteIfValue::NotDeleted(self.old_view(old)))
-            }
-            Err(e) => Err(sdk_error(c, "UpdateItem", e)),
-        }
+        Ok(self.released(self.answer("UpdateItem", res, false)?))
     }
 
     /// The keep-fence `force_release`: the same UpdateItem as [`Self::expire_if_value`] whoever
     /// holds the lock, conditioned only on `attribute_exists(#key)` (so a missing item is not
     /// created); a missing item is not an error.
     pub(crate) async fn expire_any(&self, k: &str, expires_at: i64) -> Result<()> {
-        let c = self.config();
-        let res = self
-            .client()
-            .await?
-            .update_item()
-            .table_name(c.table())
-            .set_key(Some(attr::key(c, k)))
-            .update_expression(RELEASE_KEEPING_FENCE)
-            .condition_expression("attribute_exists(#key)")
-            .expression_attribute_names("#key", c.key_attribute())
-            .expression_attribute_names("#value", c.value_attribute())
-            .expression_attribute_names("#expires_at", c.expiration_attribute())
-            .expression_attribute_names("#attempt", ATTEMPT_ATTRIBUTE)
-            .expression_attribute_names("#since", SINCE_ATTRIBUTE)
-            .expression_attribute_values(":expires_at", attr::num(expires_at))
+        let req = self
+            .update_req(k, RELEASE_KEEPING_FENCE, "attribute_exists(#key)")
+            .await?;
+        let res = req
+            .set_expression_attribute_values(values([(":expires_at", num(expires_at))]))
             .send()
             .await;
-        match res {
-            Ok(_) => Ok(()),
-            Err(e) if is_condition_failure(&e) => Ok(()),
-            Err(e) => Err(sdk_error(c, "UpdateItem", e)),
+        self.answer("UpdateItem", res, false)?;
+        Ok(())
+    }
+
+    /// A release's answer: deleted (or expired), or not, with the old item when it came back.
+    fn released<T>(&self, answer: Cond<T>) -> DeleteIfValue {
+        match answer {
+            Cond::Written(_) => DeleteIfValue::Deleted,
+            Cond::Refused(old) => DeleteIfValue::NotDeleted(self.view(old)),
         }
     }
 
-    /// The old item of a failed release condition (`ALL_OLD`), noting that the server sent one.
-    fn old_view(&self, old: Option<Item>) -> Option<ItemView> {
-        let old = old.filter(|i| !i.is_empty());
-        if old.is_some() {
-            self.learn_all_old(true);
-        }
+    /// An old item as the format layer reads it.
+    fn view(&self, old: Option<Item>) -> Option<ItemView> {
         old.map(|i| attr::view(self.config(), &i))
     }
 
     /// One unconditional DeleteItem (Laravel's `forget()` and `forceRelease()`).
     pub(crate) async fn delete(&self, k: &str) -> Result<()> {
-        let c = self.config();
-        self.client()
-            .await?
-            .delete_item()
-            .table_name(c.table())
-            .set_key(Some(attr::key(c, k)))
-            .send()
-            .await
-            .map_err(|e| sdk_error(c, "DeleteItem", e))?;
+        let res = self.delete_req(k, "").await?.send().await;
+        res.map_err(|e| sdk_error(self.config(), "DeleteItem", e))?;
         Ok(())
-    }
-
-    /// A sweep's delete: only if the item is still expired before `cutoff` (so an item refreshed
-    /// or re-acquired since the scan stays). True when deleted.
-    pub(crate) async fn delete_if_expired_before(&self, k: &str, cutoff: i64) -> Result<bool> {
-        let c = self.config();
-        let res = self
-            .client()
-            .await?
-            .delete_item()
-            .table_name(c.table())
-            .set_key(Some(attr::key(c, k)))
-            .condition_expression("#expires_at < :cutoff")
-            .expression_attribute_names("#expires_at", c.expiration_attribute())
-            .expression_attribute_values(":cutoff", attr::num(cutoff))
-            .send()
-            .await;
-        match res {
-            Ok(_) => Ok(true),
-            Err(e) if is_condition_failure(&e) => Ok(false),
-            Err(e) => Err(sdk_error(c, "DeleteItem", e)),
-        }
     }
 
     /// Laravel 12.63's lock `refresh()`: UpdateItem `SET #expires_at = :expires_at` conditioned
@@ -409,59 +285,45 @@ impl Table {
         value: &StoredValue,
         expires_at: i64,
     ) -> Result<bool> {
-        let c = self.config();
         let dates = self.date_reader();
-        let res = self
-            .client()
-            .await?
-            .update_item()
-            .table_name(c.table())
-            .set_key(Some(attr::key(c, k)))
-            .update_expression("SET #expires_at = :expires_at")
-            .condition_expression(
-                "attribute_exists(#key) AND #value = :owner AND #expires_at > :now",
-            )
-            .expression_attribute_names("#key", c.key_attribute())
-            .expression_attribute_names("#value", c.value_attribute())
-            .expression_attribute_names("#expires_at", c.expiration_attribute())
-            .expression_attribute_values(":owner", attr::stored(value))
-            .expression_attribute_values(":expires_at", attr::num(expires_at))
-            .expression_attribute_values(":now", attr::num(self.now()))
+        let cond = "attribute_exists(#key) AND #value = :owner AND #expires_at > :now";
+        let req = self
+            .update_req(k, "SET #expires_at = :expires_at", cond)
+            .await?;
+        let res = req
+            .set_expression_attribute_values(values([
+                (":owner", stored(value)),
+                (":expires_at", num(expires_at)),
+                (":now", num(self.now())),
+            ]))
             .customize()
             .interceptor(dates.clone())
             .send()
             .await;
         self.saw_clock(&dates);
-        match res {
-            Ok(_) => Ok(true),
-            Err(e) if is_condition_failure(&e) => Ok(false),
-            Err(e) => Err(sdk_error(c, "UpdateItem", e)),
-        }
+        Ok(matches!(
+            self.answer("UpdateItem", res, false)?,
+            Cond::Written(_)
+        ))
     }
 
     /// Laravel 13's `touch()`: UpdateItem `SET #expires_at = :expires_at` conditioned on
     /// `attribute_exists(#key) AND #expires_at > :now`. True when updated.
     pub(crate) async fn touch(&self, k: &str, expires_at: i64) -> Result<bool> {
-        let c = self.config();
-        let res = self
-            .client()
-            .await?
-            .update_item()
-            .table_name(c.table())
-            .set_key(Some(attr::key(c, k)))
-            .update_expression("SET #expires_at = :expires_at")
-            .condition_expression("attribute_exists(#key) AND #expires_at > :now")
-            .expression_attribute_names("#key", c.key_attribute())
-            .expression_attribute_names("#expires_at", c.expiration_attribute())
-            .expression_attribute_values(":expires_at", attr::num(expires_at))
-            .expression_attribute_values(":now", attr::num(self.now()))
+        let req = self
+            .update_req(k, "SET #expires_at = :expires_at", LIVE)
+            .await?;
+        let res = req
+            .set_expression_attribute_values(values([
+                (":expires_at", num(expires_at)),
+                (":now", num(self.now())),
+            ]))
             .send()
             .await;
-        match res {
-            Ok(_) => Ok(true),
-            Err(e) if is_condition_failure(&e) => Ok(false),
-            Err(e) => Err(sdk_error(c, "UpdateItem", e)),
-        }
+        Ok(matches!(
+            self.answer("UpdateItem", res, false)?,
+            Cond::Written(_)
+        ))
     }
 
     /// Laravel's `increment`/`decrement`: UpdateItem `SET #value = #value + :amount` (or `-`)
@@ -475,39 +337,30 @@ impl Table {
     ) -> Result<Option<String>> {
         let c = self.config();
         let op = if negate { '-' } else { '+' };
-        let res = self
-            .client()
-            .await?
-            .update_item()
-            .table_name(c.table())
-            .set_key(Some(attr::key(c, k)))
-            .update_expression(format!("SET #value = #value {op} :amount"))
-            .condition_expression("attribute_exists(#key) AND #expires_at > :now")
-            .expression_attribute_names("#key", c.key_attribute())
-            .expression_attribute_names("#value", c.value_attribute())
-            .expression_attribute_names("#expires_at", c.expiration_attribute())
-            .expression_attribute_values(":now", attr::num(self.now()))
-            .expression_attribute_values(":amount", AttributeValue::N(amount.number_text()))
+        let update = format!("SET #value = #value {op} :amount");
+        let req = self.update_req(k, &update, LIVE).await?;
+        let res = req
+            .set_expression_attribute_values(values([
+                (":now", num(self.now())),
+                (":amount", AttributeValue::N(amount.number_text())),
+            ]))
             .return_values(ReturnValue::UpdatedNew)
             .send()
             .await;
-        match res {
-            Ok(out) => out
-                .attributes
-                .as_ref()
-                .and_then(|a| a.get(c.value_attribute()))
-                .and_then(|v| v.as_n().ok())
-                .map(|n| Some(n.clone()))
-                .ok_or_else(|| Error::Service {
-                    operation: "UpdateItem",
-                    code: "MissingAttributes".into(),
-                    message:
-                        "the server did not return the updated value (ReturnValues=UPDATED_NEW)"
-                            .into(),
-                }),
-            Err(e) if is_condition_failure(&e) => Ok(None),
-            Err(e) => Err(sdk_error(c, "UpdateItem", e)),
-        }
+        let Cond::Written(out) = self.answer("UpdateItem", res, false)? else {
+            return Ok(None);
+        };
+        out.attributes
+            .as_ref()
+            .and_then(|a| a.get(c.value_attribute()))
+            .and_then(|v| v.as_n().ok())
+            .map(|n| Some(n.clone()))
+            .ok_or_else(|| Error::Service {
+                operation: "UpdateItem",
+                code: "MissingAttributes".into(),
+                message: "the server did not return the updated value (ReturnValues=UPDATED_NEW)"
+                    .into(),
+            })
     }
 }
 

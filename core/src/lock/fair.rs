@@ -16,18 +16,18 @@
 //!   the lock; its own local waiters get it through the local queue.
 //!
 //! - a process whose waiters have handed the lock over among themselves for a while (a run of
-//!   holds with nobody else seen holding it, [`RUN_BUDGET`]) leaves it free for [`YIELD_WINDOW`]
-//!   at the next hand-over, then looks: a local queue hands over in a millisecond, so without
+//!   holds with nobody else seen holding it, [`Run`]) leaves it free for a moment at the next
+//!   hand-over, then looks: a local queue hands over in a millisecond, so without
 //!   this, waiters of other processes, who cannot be told of a release, would only ever find the
 //!   lock held (stock Laravel's `block()`, which tries every 250 ms, included). The budget doubles
 //!   each time nobody else took the lock in the window, and starts over when someone did;
 //! - a holder without a stamp (stock Laravel, the PHP driver, an acquire that did not wait) is
-//!   watched with the backoff capped at [`UNSTAMPED_CAP`], Laravel's own retry period, so that
-//!   ddblock's waiters see the lock free as soon as Laravel's do (with reads, a fifth of the cost
-//!   of Laravel's writes).
+//!   watched with the backoff capped at Laravel's own retry period, so that ddblock's waiters
+//!   see the lock free as soon as Laravel's do (with reads, a fifth of the cost of Laravel's
+//!   writes).
 //!
 //! A process remembers, per key, the last holder's `since`, the usual spacing between the
-//! `since` of one holder and the next, and its own last wait (`waiters::Memory`), so a new wait
+//! `since` of one holder and the next, and its own last wait ([`Memory`]), so a new wait
 //! starts knowing where it stands.
 //!
 //! None of this decides who may hold the lock: the conditional write does. A wrong or stale
@@ -37,54 +37,145 @@
 
 use std::time::{Duration, Instant};
 
-use super::waiters::Memory;
 use crate::config::Backoff;
 use crate::holder::Holder;
 
-/// How often a waiter looks when its turn is near or past (at most the backoff's first pause).
-const FAST: Duration = Duration::from_millis(30);
-/// How close to its expected turn a waiter starts looking every [`FAST`].
-const NEAR_MS: i64 = 100;
-/// The share of the time left until its turn a waiter sleeps before looking again.
-const SLEEP_SHARE: f64 = 0.6;
-/// Fast looks at one holder, after which the plain backoff takes over (a holder that keeps the
-/// lock long, or a `since` that misleads, costs at most this many quick reads per holder).
-const FAST_LOOKS_PER_HOLDER: u32 = 12;
-/// How long a waiter that sees the lock free holds back, per ms of `gap` beyond [`NEAR_MS`].
-const HOLD_BACK_PER_GAP: f64 = 0.5;
-/// The longest hold-back.
-const HOLD_BACK_MAX: Duration = Duration::from_millis(100);
-/// A waiter holds back only if it began waiting more than this many usual spacings after the last
-/// holder (with one spacing it is likely next itself).
-const HOLD_BACK_SPACINGS: f64 = 1.5;
-/// Two looks at most this far apart that see two holders see consecutive ones: their `since`
-/// difference is a spacing sample.
-const SPACING_LOOKS: Duration = Duration::from_millis(100);
-/// Weight of a new spacing sample.
-const SPACING_WEIGHT: f64 = 0.3;
-/// The share of its last wait (less [`YIELD_SPACINGS`]) a process that has just released a
-/// contended lock waits before it looks again. Well below 1: the pause feeds the next wait, so a
-/// larger share can lock a few processes into long waits (seen with 4 processes at 0.9).
-const YIELD_SHARE: f64 = 0.6;
-/// The spacings of its last wait a process that has just released does not yield: with one or two
-/// waiters ahead it looks at once.
-const YIELD_SPACINGS: f64 = 2.5;
-/// What counts as "just released" for [`yield_after_release`].
-pub(crate) const JUST_RELEASED: Duration = Duration::from_secs(1);
-/// How long one process's waiters may hand the lock over among themselves before the next
-/// hand-over leaves it free for [`YIELD_WINDOW`] (when nobody else is seen holding it).
-pub(crate) const RUN_BUDGET: Duration = Duration::from_secs(1);
-/// The longest budget, reached by doubling while nobody else takes the lock in the windows: the
-/// longest a waiter of another process waits for a window, and what the windows cost a process
-/// alone on its key (0.3 s in 8.3 s, under 4 %).
-pub(crate) const RUN_BUDGET_MAX: Duration = Duration::from_secs(8);
-/// How long a long run leaves the lock free: more than stock Laravel's 250 ms between tries
-/// (`block()`'s default sleep), so each Laravel waiter tries at least once in it; ddblock waiters
-/// of other processes that are overdue look every [`FAST`].
-pub(crate) const YIELD_WINDOW: Duration = Duration::from_millis(300);
-/// The longest pause between looks at a holder without a stamp: stock Laravel's `block()` tries
-/// every 250 ms, so ddblock's waiters look as often.
-const UNSTAMPED_CAP: Duration = Duration::from_millis(250);
+/// Fair waiting's tuning in one place, each value with the figure that set it (docs/benchmarks.md
+/// §3, "Contention", and the fairness tests of `core/tests/fair_wait.rs`).
+#[derive(Debug)]
+pub(crate) struct Tuning {
+    /// How often a waiter looks when its turn is near or past (at most the backoff's first
+    /// pause). Set by the hand-off median at 8 workers (17 ms, Laravel's 35 ms).
+    pub(crate) fast: Duration,
+    /// How close to its expected turn (ms) a waiter starts looking every `fast`. Set by the p99
+    /// wait at 8 and 32 workers (0.27 and 0.28 of Laravel's).
+    pub(crate) near_ms: i64,
+    /// The share of the time left until its turn a waiter sleeps before looking again. Set by
+    /// reads per acquisition at 32 workers (11, a fifth of a write each).
+    pub(crate) sleep_share: f64,
+    /// Fast looks at one holder before the plain backoff takes over: what a holder that keeps
+    /// the lock long, or a misleading `since`, costs (`a_misleading_stamp_costs_bounded_looks`:
+    /// at most 24 reads in 3 s).
+    pub(crate) fast_looks_per_holder: u32,
+    /// How long a waiter that sees the lock free holds back, per ms of `gap` beyond `near_ms`.
+    /// Set with `hold_back_max` by refused writes per acquisition at 8 workers (0.07).
+    pub(crate) hold_back_per_gap: f64,
+    /// The longest hold-back.
+    pub(crate) hold_back_max: Duration,
+    /// A waiter holds back only if it began waiting more than this many usual spacings after
+    /// the last holder (with one spacing it is likely next itself). Set by max/min acquisitions
+    /// per worker at 8 workers (1.06).
+    pub(crate) hold_back_spacings: f64,
+    /// Two looks at most this far apart that see two holders see consecutive ones: their
+    /// `since` difference is a spacing sample.
+    pub(crate) spacing_looks: Duration,
+    /// Weight of a new spacing sample.
+    pub(crate) spacing_weight: f64,
+    /// The share of its last wait (less `yield_spacings`) a process that has just released a
+    /// contended lock waits before it looks again. Well below 1: the pause feeds the next wait,
+    /// so a larger share can lock a few processes into long waits (seen at 4 workers at 0.9;
+    /// `processes_take_turns`: Jain >= 0.97).
+    pub(crate) yield_share: f64,
+    /// The spacings of its last wait a process that has just released does not yield: with one
+    /// or two waiters ahead it looks at once (the 2-worker row: hand-off median 18 ms).
+    pub(crate) yield_spacings: f64,
+    /// What counts as "just released" for [`yield_after_release`].
+    pub(crate) just_released: Duration,
+    /// How long one process's waiters may hand the lock over among themselves before the next
+    /// hand-over leaves it free for `yield_window` (when nobody else is seen holding it). Set by
+    /// `a_process_with_many_waiters_leaves_room_for_others` (the lone process's longest wait
+    /// 1.0-1.6 s, before up to 7.5 s).
+    pub(crate) run_budget: Duration,
+    /// The longest budget, reached by doubling while nobody else takes the lock in the windows:
+    /// the longest a waiter of another process waits for a window, and what the windows cost a
+    /// process alone on its key (0.3 s in 8.3 s, under 4 %: the "all waiters in one process"
+    /// rows).
+    pub(crate) run_budget_max: Duration,
+    /// How long a long run leaves the lock free: more than stock Laravel's 250 ms between tries
+    /// (`block()`'s default sleep), so each Laravel waiter tries at least once in it (the mixed
+    /// row: the fewest acquisitions of a Laravel worker 23, of a ddblock worker 35).
+    pub(crate) yield_window: Duration,
+    /// The longest pause between looks at a holder without a stamp: stock Laravel's `block()`
+    /// tries every 250 ms, so ddblock's waiters look as often (`fair_with_laravel`).
+    pub(crate) unstamped_cap: Duration,
+}
+
+/// The tuning in use.
+pub(crate) const TUNING: Tuning = Tuning {
+    fast: Duration::from_millis(30),
+    near_ms: 100,
+    sleep_share: 0.6,
+    fast_looks_per_holder: 12,
+    hold_back_per_gap: 0.5,
+    hold_back_max: Duration::from_millis(100),
+    hold_back_spacings: 1.5,
+    spacing_looks: Duration::from_millis(100),
+    spacing_weight: 0.3,
+    yield_share: 0.6,
+    yield_spacings: 2.5,
+    just_released: Duration::from_secs(1),
+    run_budget: Duration::from_secs(1),
+    run_budget_max: Duration::from_secs(8),
+    yield_window: Duration::from_millis(300),
+    unstamped_cap: Duration::from_millis(250),
+};
+
+/// What a process remembers of a contended key between its waits, so that a new wait starts
+/// with it.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub(crate) struct Memory {
+    /// The `ddblock_since` of the last holder seen, or of this process's own last acquisition.
+    pub(crate) last_since: Option<i64>,
+    /// The usual spacing, in ms, between the `since` of one holder and the next.
+    pub(crate) spacing_ms: Option<f64>,
+    /// How long this process's last wait on the key lasted.
+    pub(crate) last_wait: Option<Duration>,
+}
+
+/// A process's run of holds on one key: acquisitions by its handles one after another (its
+/// waiters handing the lock over locally), with nobody else seen holding it in between; and the
+/// budget before a run leaves the lock free for a moment ([`Tuning::run_budget`]).
+#[derive(Debug, Default)]
+pub(crate) struct Run {
+    /// When the current run began.
+    started: Option<Instant>,
+    /// The budget: the first, doubled each time a moment left free found nobody else wanting
+    /// the lock (`None`: the first).
+    budget: Option<Duration>,
+}
+
+impl Run {
+    /// A handle of this process took the lock: a run goes on, or begins.
+    pub(crate) fn acquired(&mut self) {
+        self.started.get_or_insert_with(Instant::now);
+    }
+
+    /// A release with nobody of this process waiting: the run ends.
+    pub(crate) fn ended(&mut self) {
+        self.started = None;
+    }
+
+    /// Someone else was seen holding the lock: the run ends, and the next gets the first budget.
+    pub(crate) fn others_took_it(&mut self) {
+        self.started = None;
+        self.budget = None;
+    }
+
+    /// Whether the run has lasted its budget (then the next local hand-over leaves the lock free
+    /// for [`Tuning::yield_window`]).
+    pub(crate) fn long(&self) -> bool {
+        let budget = self.budget.unwrap_or(TUNING.run_budget);
+        self.started.is_some_and(|t| t.elapsed() >= budget)
+    }
+
+    /// The lock is being left free for a moment: the run ends, and the next one gets twice the
+    /// budget (up to [`Tuning::run_budget_max`]) unless someone else then takes the lock.
+    pub(crate) fn yielded(&mut self) {
+        self.started = None;
+        let budget = self.budget.unwrap_or(TUNING.run_budget);
+        self.budget = Some(budget.saturating_mul(2).min(TUNING.run_budget_max));
+    }
+}
 
 /// How long a process that has just released a contended lock waits before it looks at it again:
 /// part of its last wait beyond 2.5 spacings (so that with one or two others it looks at once, and
@@ -93,7 +184,7 @@ const UNSTAMPED_CAP: Duration = Duration::from_millis(250);
 pub(crate) fn yield_after_release(memory: &Memory, backoff: &Backoff) -> Option<Duration> {
     let spacing = memory.spacing_ms?;
     let waited = memory.last_wait?.as_secs_f64() * 1000.0;
-    let ms = YIELD_SHARE * (waited - YIELD_SPACINGS * spacing);
+    let ms = TUNING.yield_share * (waited - TUNING.yield_spacings * spacing);
     (ms >= 1.0).then(|| Duration::from_millis(ms.min(1e9) as u64).min(backoff.max))
 }
 
@@ -113,7 +204,7 @@ pub(crate) struct Place {
     /// Whether this waiter already held back once since it last saw the lock held.
     held_back: bool,
     /// Whether stock Laravel can share the lock (then a holder without a stamp is watched at
-    /// Laravel's pace, [`UNSTAMPED_CAP`]).
+    /// Laravel's pace, [`TUNING.unstamped_cap`]).
     laravel: bool,
 }
 
@@ -171,17 +262,17 @@ impl Place {
             self.last_since = None;
             let pause = backoff.delay(look, rand01);
             return if self.laravel {
-                pause.min(UNSTAMPED_CAP)
+                pause.min(TUNING.unstamped_cap)
             } else {
                 pause
             };
         };
         self.last_since = Some(holder_since);
         if let Some((at, since)) = self.last_look {
-            if holder_since > since && at.elapsed() <= SPACING_LOOKS {
+            if holder_since > since && at.elapsed() <= TUNING.spacing_looks {
                 let sample = (holder_since - since) as f64;
                 self.spacing_ms = Some(match self.spacing_ms {
-                    Some(s) => s + SPACING_WEIGHT * (sample - s),
+                    Some(s) => s + TUNING.spacing_weight * (sample - s),
                     None => sample,
                 });
             }
@@ -196,18 +287,18 @@ impl Place {
                 fast_looks: 0,
             }),
         };
-        let fast = FAST.min(backoff.initial);
+        let fast = TUNING.fast.min(backoff.initial);
         let gap = self.since_ms.saturating_sub(holder_since);
         let held_for = i64::try_from(watched.first_seen.elapsed().as_millis()).unwrap_or(i64::MAX);
         let left = gap.saturating_sub(held_for);
-        let pause = if gap <= 0 || left <= NEAR_MS {
-            if watched.fast_looks >= FAST_LOOKS_PER_HOLDER {
+        let pause = if gap <= 0 || left <= TUNING.near_ms {
+            if watched.fast_looks >= TUNING.fast_looks_per_holder {
                 return backoff.delay(look, rand01);
             }
             watched.fast_looks += 1;
             fast
         } else {
-            let ms = (left as f64 * SLEEP_SHARE).min(backoff.max.as_secs_f64() * 1000.0);
+            let ms = (left as f64 * TUNING.sleep_share).min(backoff.max.as_secs_f64() * 1000.0);
             Duration::from_millis(ms as u64).clamp(fast, backoff.max.max(fast))
         };
         // A little jitter, so waiters that expect the same turn do not look in step.
@@ -222,13 +313,14 @@ impl Place {
             return None;
         }
         let gap = self.since_ms.saturating_sub(self.last_since?) as f64;
-        let next = (NEAR_MS as f64).max(HOLD_BACK_SPACINGS * self.spacing_ms.unwrap_or(0.0));
+        let next =
+            (TUNING.near_ms as f64).max(TUNING.hold_back_spacings * self.spacing_ms.unwrap_or(0.0));
         if gap <= next {
             return None;
         }
         self.held_back = true;
-        let ms = ((gap - next) * HOLD_BACK_PER_GAP).min(1e9);
-        Some(Duration::from_millis(ms as u64).min(HOLD_BACK_MAX))
+        let ms = ((gap - next) * TUNING.hold_back_per_gap).min(1e9);
+        Some(Duration::from_millis(ms as u64).min(TUNING.hold_back_max))
     }
 }
 
@@ -261,7 +353,10 @@ mod tests {
         );
         // Older than the holder (a younger waiter got it): looks every 30 ms.
         let mut overdue = Place::new(9_000, &Memory::default(), true);
-        assert_eq!(overdue.pause(&holder(1, Some(10_000)), 5, &b, 0.0), FAST);
+        assert_eq!(
+            overdue.pause(&holder(1, Some(10_000)), 5, &b, 0.0),
+            TUNING.fast
+        );
     }
 
     #[test]
@@ -269,12 +364,12 @@ mod tests {
         let b = Backoff::default();
         let mut p = Place::new(9_000, &Memory::default(), true);
         let h = holder(1, Some(10_000));
-        for _ in 0..FAST_LOOKS_PER_HOLDER {
-            assert_eq!(p.pause(&h, 10, &b, 0.0), FAST);
+        for _ in 0..TUNING.fast_looks_per_holder {
+            assert_eq!(p.pause(&h, 10, &b, 0.0), TUNING.fast);
         }
         assert_eq!(p.pause(&h, 10, &b, 0.0), b.max);
         // The next holder gets fresh fast looks.
-        assert_eq!(p.pause(&holder(2, Some(10_050)), 10, &b, 0.0), FAST);
+        assert_eq!(p.pause(&holder(2, Some(10_050)), 10, &b, 0.0), TUNING.fast);
     }
 
     #[test]
@@ -282,7 +377,7 @@ mod tests {
         let b = Backoff::default();
         let mut p = Place::new(12_000, &Memory::default(), true);
         assert_eq!(p.pause(&holder(1, None), 0, &b, 0.0), b.delay(0, 0.0));
-        assert_eq!(p.pause(&holder(1, None), 10, &b, 0.0), UNSTAMPED_CAP);
+        assert_eq!(p.pause(&holder(1, None), 10, &b, 0.0), TUNING.unstamped_cap);
         assert_eq!(p.hold_back(), None);
         // S3: no Laravel, the plain backoff.
         let mut s3 = Place::new(12_000, &Memory::default(), false);

@@ -175,7 +175,7 @@ impl Lock {
         // waiters who waited longer take it first.
         let local = queue.held_locally(self.backend.now());
         let contended = !local && queue.recently_contended();
-        let mut first_pause = if contended && queue.released_lately(fair::JUST_RELEASED) {
+        let mut first_pause = if contended && queue.released_lately(fair::TUNING.just_released) {
             fair::yield_after_release(&queue.memory(), &self.backoff)
         } else {
             None
@@ -225,7 +225,7 @@ impl Lock {
                         // back); after either, look once more.
                         let pause = if queue.long_run() {
                             queue.yielded();
-                            Some(fair::YIELD_WINDOW)
+                            Some(fair::TUNING.yield_window)
                         } else {
                             place.hold_back()
                         };

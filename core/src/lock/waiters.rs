@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{Mutex as TurnMutex, MutexGuard as TurnGuard, Notify};
 
-use super::fair;
+use super::fair::{Memory, Run};
 
 /// Entries kept before stale ones are swept (a sweep runs when the map reaches a power of two).
 const SWEEP_FROM: usize = 64;
@@ -36,25 +36,9 @@ struct Entry {
     released_at: Option<Instant>,
     /// What this process's waiters learnt of the waiting between processes (`fair.rs`).
     memory: Memory,
-    /// When this process's current run of holds began: acquisitions by its handles one after
-    /// another (its waiters handing the lock over locally), with nobody else seen holding it in
-    /// between (`fair.rs`: a long run leaves the lock free for a moment).
-    run_started: Option<Instant>,
-    /// How long a run may last before that moment: [`fair::RUN_BUDGET`] doubled each time a
-    /// moment left free found nobody else wanting the lock (`None`: the first budget).
-    run_budget: Option<Duration>,
-}
-
-/// What a process remembers of a contended key between its waits, so that a new wait starts
-/// with it (`fair.rs`).
-#[derive(Debug, Default, Clone, Copy, PartialEq)]
-pub(crate) struct Memory {
-    /// The `ddblock_since` of the last holder seen, or of this process's own last acquisition.
-    pub(crate) last_since: Option<i64>,
-    /// The usual spacing, in ms, between the `since` of one holder and the next.
-    pub(crate) spacing_ms: Option<f64>,
-    /// How long this process's last wait on the key lasted.
-    pub(crate) last_wait: Option<Duration>,
+    /// This process's current run of holds (`fair.rs`: a long run leaves the lock free for a
+    /// moment).
+    run: Run,
 }
 
 impl Entry {
@@ -119,7 +103,7 @@ pub(crate) fn acquired(key: &Arc<str>, expires_at: i64, now: i64) {
     let mut map = registry();
     let entry = map.entry(key.clone()).or_default();
     entry.held_until = Some(expires_at);
-    entry.run_started.get_or_insert_with(Instant::now);
+    entry.run.acquired();
     if map.len() >= SWEEP_FROM && map.len().is_power_of_two() {
         map.retain(|_, e| e.live(Some(now)));
     }
@@ -137,7 +121,7 @@ pub(crate) fn released(key: &str) {
         let waiters = entry.waiters.upgrade();
         if waiters.is_none() {
             // Nobody of this process waits: its run of holds ends here.
-            entry.run_started = None;
+            entry.run.ended();
         }
         if !entry.live(None) {
             map.remove(key);
@@ -176,8 +160,7 @@ impl Membership {
         if let Some(e) = registry().get_mut(&self.key) {
             e.seen_held = Some(Instant::now());
             if e.held_until.is_none_or(|until| until <= now) {
-                e.run_started = None;
-                e.run_budget = None;
+                e.run.others_took_it();
             }
         }
     }
@@ -185,20 +168,14 @@ impl Membership {
     /// Whether this process's handles have held the lock one after another for longer than
     /// their budget (then the next local hand-over leaves it free for a moment, `fair.rs`).
     pub(crate) fn long_run(&self) -> bool {
-        registry().get(&self.key).is_some_and(|e| {
-            let budget = e.run_budget.unwrap_or(fair::RUN_BUDGET);
-            e.run_started.is_some_and(|t| t.elapsed() >= budget)
-        })
+        registry().get(&self.key).is_some_and(|e| e.run.long())
     }
 
-    /// The lock is being left free for a moment: the run ends, and the next one gets twice the
-    /// budget (up to [`fair::RUN_BUDGET_MAX`]) unless a waiter then sees someone else take it
-    /// ([`Self::seen_held`] starts over from the first budget).
+    /// The lock is being left free for a moment ([`Run::yielded`]; a waiter that then sees
+    /// someone else take it starts over from the first budget, [`Self::seen_held`]).
     pub(crate) fn yielded(&self) {
         if let Some(e) = registry().get_mut(&self.key) {
-            e.run_started = None;
-            let budget = e.run_budget.unwrap_or(fair::RUN_BUDGET);
-            e.run_budget = Some(budget.saturating_mul(2).min(fair::RUN_BUDGET_MAX));
+            e.run.yielded();
         }
     }
 

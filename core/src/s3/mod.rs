@@ -7,16 +7,16 @@
 mod client;
 mod error;
 mod object;
-mod probe;
 mod request;
 
 use std::sync::Arc;
 
 use crate::config::{LockBackendKind, StoreConfig};
 
+/// The S3 client type, handed out by `Store::s3_client`.
+pub use aws_sdk_s3::Client as S3Client;
 pub(crate) use object::LockObject;
 pub(crate) use object::Owner;
-pub(crate) use probe::{Answer, Condition, Versioning};
 pub(crate) use request::{Delete, Put, Stored};
 
 /// One bucket at one endpoint: the configuration and the S3 client. Cheap to clone.
@@ -69,7 +69,7 @@ impl Bucket {
         self.inner.cfg.clock.now_millis()
     }
 
-    async fn client(&self) -> aws_sdk_s3::Client {
+    pub(crate) async fn client(&self) -> S3Client {
         self.inner.client.get(&self.inner.cfg).await
     }
 }

@@ -1,13 +1,9 @@
-//! Time as Laravel sees it (whole Unix seconds), the clock trait, calendar arithmetic, and this
-//! host's clock offset to the server's (`offset`).
+//! Time as Laravel sees it (whole Unix seconds), the clock trait, calendar arithmetic, and what
+//! one answer's `Date` header shows of this host's clock against the server's.
 //! A leaf: imports nothing of the crate.
 
 use std::fmt;
 use std::time::Duration;
-
-mod offset;
-
-pub use offset::{allowed_offset, ClockOffset, OffsetVerdict};
 
 /// A source of the current Unix time in whole seconds (Laravel's `Carbon::now()->getTimestamp()`).
 pub trait Clock: Send + Sync + fmt::Debug {
@@ -15,7 +11,7 @@ pub trait Clock: Send + Sync + fmt::Debug {
     fn now(&self) -> i64;
 
     /// Seconds since the Unix epoch with their fraction, when this clock has one: what the clock
-    /// offset measurement ([`ClockOffset`]) reads. `None` (the default): whole seconds only, and
+    /// offset measurement ([`DateAnswer`]) reads. `None` (the default): whole seconds only, and
     /// the measurement widens its interval by a second.
     fn now_precise(&self) -> Option<f64> {
         None
@@ -29,6 +25,41 @@ pub trait Clock: Send + Sync + fmt::Debug {
             _ => self.now().saturating_mul(1000),
         }
     }
+}
+
+/// One answer's `Date` header (whole seconds, RFC 9110) with this host's times around it: the
+/// server read its clock at a moment between `sent` and `received` (local Unix seconds), and that
+/// reading lies in `[date, date + 1)`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DateAnswer {
+    /// When the request was sent, by this host's clock (its whole second for a clock without
+    /// fractions).
+    pub sent: f64,
+    /// When the answer came back, by this host's clock (the whole second + 1 without fractions).
+    pub received: f64,
+    /// The answer's `Date` header, Unix seconds.
+    pub date: i64,
+}
+
+impl DateAnswer {
+    /// The interval that holds this host's offset to the server's clock (`local - server`,
+    /// seconds; positive: this host runs ahead): `[sent - date - 1, received - date]`.
+    pub fn offset(&self) -> (f64, f64) {
+        let d = self.date as f64;
+        (self.sent - d - 1.0, self.received - d)
+    }
+}
+
+/// How far one host's clock may be from DynamoDB's for a clock-skew margin: `(margin + 1) / 2`
+/// seconds.
+///
+/// A holder that watches its lease is safe from a contender whose clock runs up to `margin + 1`
+/// seconds ahead of its own: the holder writes `expires_at = floor(t) + ttl` and ends its lease
+/// locally `ttl - 1` seconds after sending (`lock::lease_deadline`), and the contender takes over
+/// only at its `now > expires_at + margin`, at least `margin + 1` seconds past `floor(t) + ttl`.
+/// If every host is within half of that of DynamoDB's clock, any two are within it of each other.
+pub fn allowed_offset(margin: Duration) -> f64 {
+    (margin.as_secs_f64() + 1.0) / 2.0
 }
 
 /// The system clock.

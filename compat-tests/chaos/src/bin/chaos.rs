@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
-use ddblock::{Clock, CreateTableOptions, Store, StoreConfig, SystemClock};
+use ddblock::{Clock, Store, StoreConfig, SystemClock};
 use ddblock_chaos::checker::{check, Cycle, GroupReport, Keys, LockKey, Report};
 use ddblock_chaos::guarded::resource_key;
 use ddblock_chaos::peers::{answer_problem, worker_commands, PREFIX};
@@ -355,8 +355,8 @@ async fn run(args: Args) -> Result<bool, String> {
             .build()
             .map_err(|e| e.to_string())?,
     );
-    direct
-        .create_table(&CreateTableOptions::default())
+    ddblock_admin::Admin::new(&direct)
+        .create_table(&ddblock_admin::CreateTableOptions::default())
         .await
         .map_err(|e| format!("create table: {e}"))?;
 

@@ -1,5 +1,6 @@
 //! The house rules every source file keeps, the core's and everyone else's: at most
-//! [`MAX_CODE_LINES`] lines of code a file, and no module cycles in a Rust crate. The core's
+//! [`MAX_CODE_LINES`] lines of code a file, and no module cycles in a Rust crate (paths through
+//! `crate::`, `super::` and `self::` alike, between modules at any depth). The core's
 //! stricter layer rules (core/tests/layers.rs) and the check of every other room
 //! (compat-tests/support/rust/tests/house.rs) both read the tree through these functions.
 
@@ -127,58 +128,174 @@ pub fn crate_paths(code: &str) -> BTreeSet<Vec<String>> {
     out
 }
 
-/// The first module cycle among a crate's files, if any. Nodes are modules two segments deep;
-/// an edge a -> b for each `crate::b` path in a's files, leaving out a module's edges to its
-/// parent or children (a parent declares its children).
-pub fn module_cycle(files: &[RustFile]) -> Option<Vec<String>> {
-    let node = |m: &[String]| m.iter().take(2).cloned().collect::<Vec<_>>().join("::");
-    let nodes: BTreeSet<String> = files.iter().map(|f| node(&f.module)).collect();
-    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for f in files.iter().filter(|f| !f.module.is_empty()) {
-        let from = node(&f.module);
-        for p in crate_paths(&rust_code(&f.text)) {
-            // `crate::a::b` is module a::b when a file holds it, else item b of module a.
-            let to = match p.join("::") {
-                to if nodes.contains(&to) => to,
-                _ => p[0].clone(),
-            };
-            let related = to == from
-                || from.starts_with(&format!("{to}::"))
-                || to.starts_with(&format!("{from}::"));
-            if !related {
-                edges.entry(from.clone()).or_default().insert(to);
+/// Every path a file names from its crate's modules (`crate::`, `super::`, `self::`, groups
+/// `{a, b::c}` included), resolved against the file's module path `module` to a path from the
+/// crate root: `super::waiters::Memory` in `lock/fair.rs` is `lock::waiters::Memory`.
+pub fn module_paths(module: &[String], code: &str) -> BTreeSet<Vec<String>> {
+    fn ident(s: &str) -> usize {
+        s.find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(s.len())
+    }
+    /// The paths of the tree at the start of `s` under `base`, and where the tree ends.
+    fn tree(s: &str, base: Vec<String>, out: &mut BTreeSet<Vec<String>>) -> usize {
+        let mut path = base;
+        let mut i = 0;
+        loop {
+            let rest = &s[i..];
+            if let Some(group) = rest.strip_prefix('{') {
+                let mut j = 0;
+                loop {
+                    let g = &group[j..];
+                    let lead = g.len() - g.trim_start().len();
+                    j += lead + tree(&group[j + lead..], path.clone(), out);
+                    let g = group[j..].trim_start();
+                    j = group.len() - g.len();
+                    match g.chars().next() {
+                        Some(',') => j += 1,
+                        Some('}') => return i + 1 + j + 1,
+                        _ => return i + 1 + j,
+                    }
+                }
+            }
+            let n = ident(rest);
+            if n == 0 {
+                out.insert(path);
+                return i;
+            }
+            if &rest[..n] != "self" {
+                path.push(rest[..n].to_owned()); // `{self, ..}` is the module itself
+            }
+            i += n;
+            match s[i..].strip_prefix("::") {
+                Some(_) => i += 2,
+                None => {
+                    out.insert(path);
+                    return i;
+                }
             }
         }
     }
+    let mut out = BTreeSet::new();
+    let mut i = 0;
+    while let Some(c) = code[i..].chars().next() {
+        let boundary = code[..i]
+            .chars()
+            .next_back()
+            .is_none_or(|p| !(p.is_alphanumeric() || p == '_' || p == ':' || p == '$'));
+        let rest = &code[i..];
+        let ups = (0..)
+            .take_while(|k| rest[k * 7..].starts_with("super::"))
+            .count();
+        let base = match () {
+            _ if !boundary => None,
+            _ if rest.starts_with("crate::") => Some((Vec::new(), 7)),
+            _ if rest.starts_with("self::") => Some((module.to_vec(), 6)),
+            _ if ups > 0 && ups <= module.len() => {
+                Some((module[..module.len() - ups].to_vec(), ups * 7))
+            }
+            _ => None,
+        };
+        match base {
+            Some((base, len)) => i += len + tree(&rest[len..], base, &mut out),
+            None => i += c.len_utf8(),
+        }
+    }
+    out
+}
+
+/// The module cycles among a crate's files ([`cycles`]; empty: none). Nodes are the crate's
+/// modules (its files); an edge a -> b for each path of a's code ([`module_paths`]) that names b or an item
+/// of b, leaving out a module's edges to its ancestors and descendants (a parent declares its
+/// children).
+pub fn module_cycles(files: &[RustFile]) -> Vec<Vec<String>> {
+    let modules: BTreeSet<Vec<String>> = files.iter().map(|f| f.module.clone()).collect();
+    let name = |m: &[String]| m.join("::");
+    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for f in files.iter().filter(|f| !f.module.is_empty()) {
+        for p in module_paths(&f.module, &rust_code(&f.text)) {
+            // The longest prefix of the path that is a module.
+            let Some(to) = (0..=p.len())
+                .rev()
+                .map(|n| &p[..n])
+                .find(|m| modules.contains(*m))
+            else {
+                continue;
+            };
+            let related = f.module.starts_with(to) || to.starts_with(&f.module);
+            if !related {
+                edges.entry(name(&f.module)).or_default().insert(name(to));
+            }
+        }
+    }
+    cycles(&edges)
+}
+
+/// The circles of a directed graph that a depth-first walk closes (one per edge back into the
+/// walk's path), each as its nodes from one back to itself; empty when there is none.
+fn cycles(edges: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
     fn visit(
         n: &str,
         edges: &BTreeMap<String, BTreeSet<String>>,
         state: &mut BTreeMap<String, u8>,
         stack: &mut Vec<String>,
-    ) -> Option<Vec<String>> {
+        out: &mut Vec<Vec<String>>,
+    ) {
         match state.get(n) {
             Some(1) => {
                 let start = stack.iter().position(|s| s == n).unwrap();
                 let mut cycle = stack[start..].to_vec();
                 cycle.push(n.to_owned());
-                return Some(cycle);
+                out.push(cycle);
+                return;
             }
-            Some(_) => return None,
+            Some(_) => return,
             None => {}
         }
         state.insert(n.to_owned(), 1);
         stack.push(n.to_owned());
         for m in edges.get(n).into_iter().flatten() {
-            if let Some(c) = visit(m, edges, state, stack) {
-                return Some(c);
-            }
+            visit(m, edges, state, stack, out);
         }
         stack.pop();
         state.insert(n.to_owned(), 2);
-        None
     }
-    let mut state = BTreeMap::new();
-    edges
-        .keys()
-        .find_map(|n| visit(n, &edges, &mut state, &mut Vec::new()))
+    let (mut state, mut out) = (BTreeMap::new(), Vec::new());
+    for n in edges.keys() {
+        visit(n, edges, &mut state, &mut Vec::new(), &mut out);
+    }
+    out
+}
+
+/// The import circles among the modules of one Python package ([`cycles`]), given as (module name, text)
+/// pairs: `from .x import y`, `from . import x, y` and `from .x.z import y` (at any indentation:
+/// imports inside functions and `if TYPE_CHECKING:` close a circle too); edges to and from the
+/// package's `__init__` are left out (it wires its modules).
+pub fn python_import_cycles(modules: &[(String, String)]) -> Vec<Vec<String>> {
+    let names: BTreeSet<&str> = modules.iter().map(|(n, _)| n.as_str()).collect();
+    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (name, text) in modules.iter().filter(|(n, _)| n != "__init__") {
+        for line in text.lines().map(str::trim_start) {
+            let Some(rest) = line.strip_prefix("from .") else {
+                continue;
+            };
+            let (from, imported) = rest.split_once(" import ").unwrap_or((rest, ""));
+            let targets: Vec<&str> = if from.is_empty() {
+                imported
+                    .split(',')
+                    .map(|t| t.split(" as ").next().unwrap_or("").trim())
+                    .collect()
+            } else {
+                vec![from.split('.').next().unwrap_or("")]
+            };
+            for t in targets
+                .into_iter()
+                .filter(|t| names.contains(t) && *t != "__init__")
+            {
+                if t != name {
+                    edges.entry(name.clone()).or_default().insert(t.to_owned());
+                }
+            }
+        }
+    }
+    cycles(&edges)
 }

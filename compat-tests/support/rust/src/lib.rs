@@ -5,6 +5,7 @@
 
 pub mod chaos;
 pub mod child;
+pub mod env;
 pub mod faulty;
 pub mod guarded;
 pub mod house;

@@ -4,19 +4,6 @@ use super::super::value::{ObjectKind, PhpKey, PhpObject, PhpValue};
 use super::super::CodecError;
 use super::parser::Node;
 
-pub(super) fn check_class_name(name: &[u8], offset: usize) -> Result<String, CodecError> {
-    let valid = !name.is_empty()
-        && name.first() != Some(&b'\\')
-        && name
-            .iter()
-            .all(|&b| b.is_ascii_alphanumeric() || b == b'_' || b == b'\\' || b >= 0x80);
-    if !valid {
-        return Err(CodecError::at("invalid class name", offset));
-    }
-    String::from_utf8(name.to_vec())
-        .map_err(|_| CodecError::at("class name is not valid UTF-8 (not supported)", offset))
-}
-
 /// Turns the arena into a tree, copying back-referenced values.
 pub(super) struct Builder {
     pub(super) nodes: Vec<Node>,

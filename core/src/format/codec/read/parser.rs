@@ -2,7 +2,6 @@
 
 use super::super::value::{ObjectKind, PhpKey, PhpObject, PhpValue};
 use super::super::CodecError;
-use super::builder::check_class_name;
 use super::Limits;
 
 /// One parsed value; containers refer to children by arena index.
@@ -24,6 +23,20 @@ pub(super) struct Parser<'a> {
     /// PHP's var_hash: slot number - 1 → node index.
     pub(super) slots: Vec<usize>,
     pub(super) has_refs: bool,
+}
+
+/// A class name PHP accepts (letters, digits, `_`, `\` not first, bytes >= 0x80), as UTF-8.
+fn check_class_name(name: &[u8], offset: usize) -> Result<String, CodecError> {
+    let valid = !name.is_empty()
+        && name.first() != Some(&b'\\')
+        && name
+            .iter()
+            .all(|&b| b.is_ascii_alphanumeric() || b == b'_' || b == b'\\' || b >= 0x80);
+    if !valid {
+        return Err(CodecError::at("invalid class name", offset));
+    }
+    String::from_utf8(name.to_vec())
+        .map_err(|_| CodecError::at("class name is not valid UTF-8 (not supported)", offset))
 }
 
 fn describe(b: Option<&u8>) -> String {

@@ -1,5 +1,5 @@
 //! Scanning: what a scan finds ([`ScanItem`], [`ScanReport`]), how an item is classified as a lock
-//! or a cache entry, and the parallel scan that [`Store::sweep_expired`] and [`Store::doctor`] share.
+//! or a cache entry, and the parallel scan that [`Admin::sweep_expired`] and [`Admin::doctor`] share.
 
 use std::fmt;
 use std::future::Future;
@@ -8,12 +8,11 @@ use std::sync::Mutex;
 
 use futures_util::{StreamExt, TryStreamExt};
 
-use crate::dynamo::{ScanFilter, StartKey};
-use crate::error::{Error, Result};
-pub use crate::format::item::looks_like_generated_owner;
-use crate::format::item::{self, is_expired, Expiry, ItemView};
-use crate::holder::{Holder, StoredValue};
-use crate::store::Store;
+use ddblock::format::item::{self, is_expired, looks_like_generated_owner, Expiry, ItemView};
+use ddblock::{Error, Holder, Result, StoredValue};
+
+use crate::requests::{ScanFilter, StartKey};
+use crate::Admin;
 
 /// Default number of parallel scan segments.
 pub const DEFAULT_SEGMENTS: u32 = 4;
@@ -34,7 +33,7 @@ pub enum Scope {
     All,
 }
 
-/// What an item appears to be (see [`Store::classify`] for the exact rule).
+/// What an item appears to be (see [`Admin::classify`] for the exact rule).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ItemKind {
     /// A lock item (its value is the owner).
@@ -62,12 +61,12 @@ impl fmt::Display for ItemKind {
     }
 }
 
-/// Options of [`Store::scan_items`].
+/// Options of [`Admin::scan_items`].
 #[derive(Debug, Clone)]
 pub struct ScanOptions {
     segments: u32,
-    pub(super) scope: Scope,
-    pub(super) page_size: Option<u32>,
+    pub(crate) scope: Scope,
+    pub(crate) page_size: Option<u32>,
 }
 
 impl Default for ScanOptions {
@@ -167,7 +166,7 @@ pub struct ScanProgress {
     pub segments: u32,
 }
 
-/// What [`Store::scan_items`] found.
+/// What [`Admin::scan_items`] found.
 #[derive(Debug, Clone)]
 pub struct ScanReport {
     /// Items in scope, sorted by key.
@@ -181,16 +180,16 @@ pub struct ScanReport {
 }
 
 /// Shared counters of a parallel scan.
-pub(super) struct Counters {
-    pub(super) scanned: AtomicU64,
-    pub(super) matched: AtomicU64,
-    pub(super) deleted: AtomicU64,
-    pub(super) segments_done: AtomicU32,
+pub(crate) struct Counters {
+    pub(crate) scanned: AtomicU64,
+    pub(crate) matched: AtomicU64,
+    pub(crate) deleted: AtomicU64,
+    pub(crate) segments_done: AtomicU32,
     segments: u32,
 }
 
 impl Counters {
-    pub(super) fn new(segments: u32) -> Counters {
+    pub(crate) fn new(segments: u32) -> Counters {
         Counters {
             scanned: AtomicU64::new(0),
             matched: AtomicU64::new(0),
@@ -200,7 +199,7 @@ impl Counters {
         }
     }
 
-    pub(super) fn snapshot(&self) -> ScanProgress {
+    pub(crate) fn snapshot(&self) -> ScanProgress {
         ScanProgress {
             scanned: self.scanned.load(Ordering::Relaxed),
             matched: self.matched.load(Ordering::Relaxed),
@@ -211,7 +210,7 @@ impl Counters {
     }
 }
 
-impl Store {
+impl Admin {
     /// What table key `key` is under the configured prefix and layout: `(kind, name)`.
     ///
     /// - A key not starting with the effective prefix is [`ItemKind::Other`], without a name.
@@ -249,7 +248,7 @@ impl Store {
         opts: &ScanOptions,
         progress: impl Fn(&ScanProgress) + Send + Sync,
     ) -> Result<ScanReport> {
-        let now = self.now();
+        let now = self.store.now();
         let sink = Mutex::new((Vec::new(), 0u64));
         let scanned = self
             .scan_collect(opts, now, &progress, |item| {
@@ -273,7 +272,7 @@ impl Store {
     // ---- internals ----
 
     /// The server-side filter of a scope.
-    pub(super) fn scope_filter(&self, scope: Scope) -> ScanFilter {
+    pub(crate) fn scope_filter(&self, scope: Scope) -> ScanFilter {
         ScanFilter {
             key_prefix: (scope == Scope::Prefix).then(|| self.config().effective_prefix()),
             expired_before: None,
@@ -282,7 +281,7 @@ impl Store {
 
     /// Scans the items in scope, calling `each` with every item (`None` for one without a string
     /// key); returns the number of items DynamoDB evaluated.
-    pub(super) async fn scan_collect(
+    pub(crate) async fn scan_collect(
         &self,
         opts: &ScanOptions,
         now: i64,
@@ -306,12 +305,12 @@ impl Store {
         Ok(counters.snapshot().scanned)
     }
 
-    /// The parallel scan behind `scan_collect` ([`Store::scan_items`], [`Store::doctor`]) and
-    /// [`Store::sweep_expired`]: scans `counters.segments` segments concurrently, page by page.
+    /// The parallel scan behind `scan_collect` ([`Admin::scan_items`], [`Admin::doctor`]) and
+    /// [`Admin::sweep_expired`]: scans `counters.segments` segments concurrently, page by page.
     /// Each page's `ScannedCount` is added to `counters.scanned` before `on_page` gets the page's
     /// items; `progress` is called after every page and again when a segment is done (after
     /// `segments_done` is counted). The first error (of a page or of `on_page`) ends the scan.
-    pub(super) async fn for_each_page<F, Fut>(
+    pub(crate) async fn for_each_page<F, Fut>(
         &self,
         opts: &ScanOptions,
         filter: &ScanFilter,
@@ -329,7 +328,6 @@ impl Store {
             let mut start: Option<StartKey> = None;
             loop {
                 let page = self
-                    .table()
                     .scan_page(seg, total, filter, opts.page_size, start)
                     .await?;
                 counters.scanned.fetch_add(page.scanned, Ordering::Relaxed);
@@ -380,7 +378,7 @@ impl Store {
     }
 }
 
-pub(super) fn check_segments(opts: &ScanOptions) -> Result<u32> {
+pub(crate) fn check_segments(opts: &ScanOptions) -> Result<u32> {
     if !(1..=MAX_SEGMENTS).contains(&opts.segments) {
         return Err(Error::Config(format!(
             "scan segments must be between 1 and {MAX_SEGMENTS}, not {}",

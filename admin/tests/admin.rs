@@ -1,24 +1,26 @@
 //! Table administration against real local servers: scans (kinds, names, expiry, segments, pages),
 //! sweeping only expired items, doctor checks and heuristics, idempotent table creation.
 
-mod common;
-
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use aws_sdk_dynamodb::types::{KeyType, ScalarAttributeType};
-use common::{laravel_item, n, on_servers, s, Env, Server};
-use ddblock::admin::looks_like_generated_owner;
-use ddblock::{
-    CheckId, CheckStatus, CreateTableOptions, DoctorOptions, ErrorKind, ItemKind, KeyLayout,
-    PhpValue, ScanOptions, Scope, StoreConfig, SweepOptions, TtlState,
+use ddblock::format::item::looks_like_generated_owner;
+use ddblock::{ErrorKind, KeyLayout, PhpValue, Store, StoreConfig};
+use ddblock_admin::{
+    Admin, CheckId, CheckStatus, CreateTableOptions, DoctorOptions, ItemKind, ScanOptions, Scope,
+    SweepOptions, TtlState,
 };
+use ddblock_fault_proxy::FaultConfig;
+use ddblock_test_support::env::{Env, FaultyTable};
+use ddblock_test_support::{laravel_item, n, on_servers, s, Server};
 
 fn text(v: &str) -> PhpValue {
     PhpValue::String(v.as_bytes().to_vec())
 }
 
 /// A table key, its kind and name, from a scan.
-fn shape(items: &[ddblock::ScanItem]) -> Vec<(String, ItemKind, Option<String>)> {
+fn shape(items: &[ddblock_admin::ScanItem]) -> Vec<(String, ItemKind, Option<String>)> {
     items
         .iter()
         .map(|i| (i.key.clone(), i.kind, i.name.clone()))
@@ -49,7 +51,7 @@ async fn scan_reports_kinds_names_owners_and_expiry(server: Server) {
     env.clock.advance(20); // `old` (expires t+10) is now expired but still present
 
     let progress_calls = AtomicU64::new(0);
-    let r = store
+    let r = Admin::new(&store)
         .scan_items(&ScanOptions::new(), |_| {
             progress_calls.fetch_add(1, Ordering::SeqCst);
         })
@@ -102,7 +104,7 @@ async fn scan_reports_kinds_names_owners_and_expiry(server: Server) {
     assert!(!format!("{l:?}").contains(lock.owner()));
 
     // Scope::All adds the foreign item; one segment and one-item pages find the same.
-    let all = store
+    let all = Admin::new(&store)
         .scan_items(
             &ScanOptions::new()
                 .scope(Scope::All)
@@ -115,7 +117,7 @@ async fn scan_reports_kinds_names_owners_and_expiry(server: Server) {
     assert_eq!(all.items.len(), 6);
     let other = all.items.iter().find(|i| i.key == "elsewhere").unwrap();
     assert_eq!((other.kind, other.name.clone()), (ItemKind::Other, None));
-    let many = store
+    let many = Admin::new(&store)
         .scan_items(&ScanOptions::new().scope(Scope::All).segments(7), |_| {})
         .await
         .unwrap();
@@ -132,28 +134,31 @@ async fn classify_follows_the_layout(server: Server) {
     };
     let l12 = env.store(KeyLayout::Laravel12);
     assert_eq!(
-        l12.classify("app_orders", Some(&stored(&owner))),
+        Admin::new(&l12).classify("app_orders", Some(&stored(&owner))),
         (ItemKind::Lock, Some("orders".into()))
     );
     assert_eq!(
-        l12.classify("app_orders", Some(&stored(&s(r#"s:6:"custom";"#)))),
+        Admin::new(&l12).classify("app_orders", Some(&stored(&s(r#"s:6:"custom";"#)))),
         (ItemKind::Cache, Some("orders".into())),
         "a custom owner cannot be told from a cache string under laravel12"
     );
-    assert_eq!(l12.classify("zzz", None), (ItemKind::Other, None));
+    assert_eq!(
+        Admin::new(&l12).classify("zzz", None),
+        (ItemKind::Other, None)
+    );
     let l11 = env.store(KeyLayout::Laravel11);
     assert_eq!(
-        l11.classify("app_app_orders", Some(&stored(&s(r#"s:6:"custom";"#)))),
+        Admin::new(&l11).classify("app_app_orders", Some(&stored(&s(r#"s:6:"custom";"#)))),
         (ItemKind::Lock, Some("orders".into()))
     );
     assert_eq!(
-        l11.classify("app_orders", Some(&stored(&owner))),
+        Admin::new(&l11).classify("app_orders", Some(&stored(&owner))),
         (ItemKind::Cache, Some("orders".into())),
         "laravel11 locks are always double-prefixed"
     );
     let empty = env.store_with(env.config().layout(KeyLayout::Laravel8));
     assert_eq!(
-        empty.classify("orders", Some(&stored(&owner))),
+        Admin::new(&empty).classify("orders", Some(&stored(&owner))),
         (ItemKind::Lock, Some("orders".into()))
     );
     assert!(looks_like_generated_owner(&stored(&owner)));
@@ -182,7 +187,7 @@ async fn sweep_deletes_only_expired_items(server: Server) {
     .await;
 
     // Dry run with the default 60 s grace: the two old items in scope, nothing deleted.
-    let dry = store
+    let dry = Admin::new(&store)
         .sweep_expired(&SweepOptions::new().dry_run(true), |_| {})
         .await
         .unwrap();
@@ -192,7 +197,7 @@ async fn sweep_deletes_only_expired_items(server: Server) {
     assert!(env.raw("app_old_lock").await.is_some());
 
     let last = AtomicU64::new(0);
-    let r = store
+    let r = Admin::new(&store)
         .sweep_expired(&SweepOptions::new(), |p| {
             last.store(p.deleted, Ordering::SeqCst)
         })
@@ -206,7 +211,7 @@ async fn sweep_deletes_only_expired_items(server: Server) {
     assert!(env.raw("app_recent").await.is_some(), "within the grace");
 
     // Grace 0 and every item: what is strictly expired goes, the rest stays.
-    let r = store
+    let r = Admin::new(&store)
         .sweep_expired(
             &SweepOptions::new()
                 .grace_secs(0)
@@ -225,7 +230,7 @@ async fn sweep_deletes_only_expired_items(server: Server) {
     let lock = store.restore_lock("live", "y5lgfdhGNbGy3sTY").unwrap();
     assert!(lock.release().await.unwrap().is_released());
 
-    let err = store
+    let err = Admin::new(&store)
         .sweep_expired(&SweepOptions::new().grace_secs(-1), |_| {})
         .await
         .unwrap_err();
@@ -242,7 +247,10 @@ async fn doctor_warns_when_the_layout_does_not_match_the_keys(server: Server) {
     let check = |layout| {
         let store = env.store(layout);
         async move {
-            let report = store.doctor(&DoctorOptions::new(), |_| {}).await.unwrap();
+            let report = Admin::new(&store)
+                .doctor(&DoctorOptions::new(), |_| {})
+                .await
+                .unwrap();
             report.check(CheckId::Layout).unwrap().clone()
         }
     };
@@ -288,7 +296,10 @@ async fn doctor_warns_when_no_item_carries_the_prefix_derived_from_app_name(serv
     let guessed = derived("Shop", None);
     assert_eq!(guessed.config().prefix(), "shop-cache-");
     assert_eq!(guessed.config().prefix_from_app_name(), Some("Shop"));
-    let report = guessed.doctor(&DoctorOptions::new(), |_| {}).await.unwrap();
+    let report = Admin::new(&guessed)
+        .doctor(&DoctorOptions::new(), |_| {})
+        .await
+        .unwrap();
     let check = report.check(CheckId::Layout).unwrap();
     assert_eq!(check.status, CheckStatus::Warn, "{check:?}");
     assert!(check.detail.contains("`shop-cache-`"), "{}", check.detail);
@@ -296,7 +307,10 @@ async fn doctor_warns_when_no_item_carries_the_prefix_derived_from_app_name(serv
 
     let set = derived("Shop", Some("shop_cache_"));
     assert_eq!(set.config().prefix_from_app_name(), None);
-    let report = set.doctor(&DoctorOptions::new(), |_| {}).await.unwrap();
+    let report = Admin::new(&set)
+        .doctor(&DoctorOptions::new(), |_| {})
+        .await
+        .unwrap();
     let check = report.check(CheckId::Layout).unwrap();
     assert_eq!(check.status, CheckStatus::Ok, "{check:?}");
 }
@@ -326,7 +340,10 @@ async fn doctor_counts_and_flags_ttl0_locks(server: Server) {
     ]))
     .await;
 
-    let r = store.doctor(&DoctorOptions::new(), |_| {}).await.unwrap();
+    let r = Admin::new(&store)
+        .doctor(&DoctorOptions::new(), |_| {})
+        .await
+        .unwrap();
     assert!(r.healthy(), "{:?}", r.checks);
     assert_eq!(r.table_status.as_deref(), Some("ACTIVE"));
     assert_eq!(r.check(CheckId::Table).unwrap().status, CheckStatus::Ok);
@@ -363,7 +380,7 @@ async fn doctor_counts_and_flags_ttl0_locks(server: Server) {
     );
 
     // A lower threshold also catches the lock with half an hour left; examples are capped.
-    let r = store
+    let r = Admin::new(&store)
         .doctor(
             &DoctorOptions::new().min_remaining_secs(60).examples(1),
             |_| {},
@@ -374,7 +391,7 @@ async fn doctor_counts_and_flags_ttl0_locks(server: Server) {
     assert_eq!(r.default_ttl_examples.len(), 1);
 
     // Without the scan: no Scan request, item checks skipped.
-    let r = store
+    let r = Admin::new(&store)
         .doctor(&DoctorOptions::new().scan(None), |_| panic!("no scan"))
         .await
         .unwrap();
@@ -388,11 +405,20 @@ async fn doctor_counts_and_flags_ttl0_locks(server: Server) {
 async fn doctor_fails_on_missing_table_and_wrong_schema(server: Server) {
     let env = Env::new(server).await;
     let missing = env.store_with(env.config().table("does-not-exist-at-all"));
-    let r = missing.doctor(&DoctorOptions::new(), |_| {}).await.unwrap();
+    let r = Admin::new(&missing)
+        .doctor(&DoctorOptions::new(), |_| {})
+        .await
+        .unwrap();
     assert!(!r.healthy());
     assert_eq!(r.check(CheckId::Table).unwrap().status, CheckStatus::Fail);
     assert_eq!(r.check(CheckId::Ttl).unwrap().status, CheckStatus::Skipped);
     assert!(r.ttl.is_none());
+    // DescribeTimeToLive of a missing table is TableNotFound too, which moto answers with the
+    // code `ResourceNotFound` (dynalite has no TTL API: it says DISABLED of any table).
+    if server.has_ttl_api() {
+        let err = Admin::new(&missing).describe_ttl().await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::TableNotFound, "{err}");
+    }
 
     // A table keyed by a number `id` plus a sort key.
     let name = format!("wrong_{}", ddblock::lock::random_owner().to_lowercase());
@@ -402,7 +428,7 @@ async fn doctor_fails_on_missing_table_and_wrong_schema(server: Server) {
     ];
     ddblock_test_support::create_keyed_table(&env.client, &name, &keys).await;
     let wrong = env.store_with(env.config().table(&name));
-    let r = wrong
+    let r = Admin::new(&wrong)
         .doctor(&DoctorOptions::new().scan(None), |_| {})
         .await
         .unwrap();
@@ -415,7 +441,7 @@ async fn doctor_fails_on_missing_table_and_wrong_schema(server: Server) {
     );
     assert!(!r.healthy());
     // create_table on it: exists, not usable.
-    let c = wrong
+    let c = Admin::new(&wrong)
         .create_table(&CreateTableOptions::new())
         .await
         .unwrap();
@@ -432,7 +458,7 @@ async fn create_table_is_idempotent_and_enables_ttl(server: Server) {
             .key_attribute("k")
             .expiration_attribute("exp"),
     );
-    let r = store
+    let r = Admin::new(&store)
         .create_table(&CreateTableOptions::new())
         .await
         .unwrap();
@@ -449,14 +475,17 @@ async fn create_table_is_idempotent_and_enables_ttl(server: Server) {
         // dynalite has no UpdateTimeToLive.
         assert!(matches!(r.ttl, Some(TtlState::Unknown { .. })), "{r:?}");
     }
-    let again = store
+    let again = Admin::new(&store)
         .create_table(&CreateTableOptions::new())
         .await
         .unwrap();
     assert!(!again.created && again.ready() && !again.ttl_changed);
     if server.has_ttl_api() {
         assert!(again.ttl.as_ref().unwrap().covers("exp"));
-        let d = store.doctor(&DoctorOptions::new(), |_| {}).await.unwrap();
+        let d = Admin::new(&store)
+            .doctor(&DoctorOptions::new(), |_| {})
+            .await
+            .unwrap();
         assert_eq!(d.check(CheckId::Ttl).unwrap().status, CheckStatus::Ok);
     }
     // The table works with the configured attribute names.
@@ -467,7 +496,7 @@ async fn create_table_is_idempotent_and_enables_ttl(server: Server) {
         "nottl_{}",
         ddblock::lock::random_owner().to_lowercase()
     )));
-    let r = other
+    let r = Admin::new(&other)
         .create_table(&CreateTableOptions::new().ttl(false))
         .await
         .unwrap();
@@ -477,7 +506,7 @@ async fn create_table_is_idempotent_and_enables_ttl(server: Server) {
 async fn scans_of_a_missing_table_and_bad_options_are_errors(server: Server) {
     let env = Env::new(server).await;
     let missing = env.store_with(env.config().table("does-not-exist-at-all"));
-    let e = missing
+    let e = Admin::new(&missing)
         .scan_items(&ScanOptions::new(), |_| {})
         .await
         .unwrap_err();
@@ -491,23 +520,73 @@ async fn scans_of_a_missing_table_and_bad_options_are_errors(server: Server) {
         ScanOptions::new().segments(1_000_001),
         ScanOptions::new().page_size(Some(0)),
     ] {
-        let e = store.scan_items(&bad, |_| {}).await.unwrap_err();
+        let e = Admin::new(&store)
+            .scan_items(&bad, |_| {})
+            .await
+            .unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Config);
     }
     let unreachable = ddblock::Store::with_client(
-        common::client_for("http://127.0.0.1:1"),
+        ddblock_test_support::client_for("http://127.0.0.1:1"),
         StoreConfig::builder()
             .table(&env.table)
             .endpoint("http://127.0.0.1:1")
             .build()
             .unwrap(),
     );
-    let e = unreachable
+    let e = Admin::new(&unreachable)
         .doctor(&DoctorOptions::new(), |_| {})
         .await
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Transport);
     assert!(e.to_string().contains("http://127.0.0.1:1"));
+}
+
+/// A scan sees a lock released in keep-fence mode as a released lock (its fence kept), not as an
+/// expired one held by somebody.
+async fn a_scan_sees_a_keep_fence_release_as_released(server: Server) {
+    let env = Env::new(server).await;
+    let store = env.store_with(
+        env.config()
+            .prefix("app_")
+            .release_mode(ddblock::ReleaseMode::KeepFence),
+    );
+    let lock = store.lock("kf", 30).unwrap();
+    assert!(lock.acquire().await.unwrap().is_acquired());
+    lock.release().await.unwrap();
+    let report = Admin::new(&store)
+        .scan_items(&ScanOptions::new(), |_| {})
+        .await
+        .unwrap();
+    let kept = report.items.iter().find(|i| i.key == "app_kf").unwrap();
+    assert!(
+        kept.released_fence_kept && kept.expired_but_present,
+        "{kept:?}"
+    );
+    assert_eq!((kept.kind, kept.owner.as_deref()), (ItemKind::Lock, None));
+}
+
+/// Scans run a bounded number of segments at once.
+async fn scans_run_a_bounded_number_of_segments_at_once(server: Server) {
+    let f = FaultyTable::new(server).await;
+    f.proxy.set_faults(FaultConfig {
+        latency_ms: 200,
+        latency_ops: vec!["Scan".to_owned()],
+        ..FaultConfig::default()
+    });
+    let store = Store::new(f.through().build().unwrap());
+    let start = Instant::now();
+    let report = Admin::new(&store)
+        .scan_items(&ScanOptions::new().segments(64), |_| {})
+        .await
+        .unwrap();
+    assert_eq!(report.items.len(), 0);
+    let took = start.elapsed();
+    // 64 segments of one 200 ms page each, at most 16 at once: at least 4 rounds.
+    assert!(
+        took >= Duration::from_millis(780),
+        "all at once? took {took:?}"
+    );
 }
 
 on_servers!(
@@ -520,4 +599,6 @@ on_servers!(
     doctor_fails_on_missing_table_and_wrong_schema,
     create_table_is_idempotent_and_enables_ttl,
     scans_of_a_missing_table_and_bad_options_are_errors,
+    scans_run_a_bounded_number_of_segments_at_once,
+    a_scan_sees_a_keep_fence_release_as_released,
 );

@@ -1,4 +1,4 @@
-//! The S3 provider probe of [`Store::doctor`]. S3-compatible stores differ on the conditional
+//! The S3 provider probe of [`Admin::doctor`]. S3-compatible stores differ on the conditional
 //! requests the S3 lock's safety rests on: Hetzner answers a DeleteObject whose `If-Match` names
 //! a wrong ETag with 204 and deletes the object (litestream PR #1509), Tencent COS stops honouring
 //! put-if-absent once versioning has been on in a bucket (lance issue #6595). So `doctor` tries
@@ -6,30 +6,17 @@
 //! lock's key), reports what the server did, and removes every version of the object afterwards,
 //! whatever happened before.
 
-#[cfg(doc)]
-use crate::store::Store;
-
 use rand::distr::{Alphanumeric, SampleString};
 
-use super::doctor::{Check, CheckId, CheckStatus};
-use crate::error::{Error, Result};
-use crate::s3::{Answer, Bucket, Condition, Versioning};
+use ddblock::{Error, Result};
+
+use crate::report::{Check, CheckId, CheckStatus, S3ProbeReport};
+use crate::s3_requests::{Answer, Bucket, Condition, Versioning};
 
 /// What the scratch object's key starts with, after the store's prefix.
 pub const PROBE_KEY_PREFIX: &str = "ddblock-doctor-probe-";
 /// Random characters after [`PROBE_KEY_PREFIX`]: no lock, and no other doctor run, has the key.
 const SUFFIX_LEN: usize = 20;
-
-/// What the S3 probe of [`Store::doctor`] looked at (its results are the `s3_*` checks).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct S3ProbeReport {
-    /// The bucket probed.
-    pub bucket: String,
-    /// The scratch object's key.
-    pub scratch_key: String,
-    /// Whether every version of the scratch object was removed afterwards.
-    pub cleaned_up: bool,
-}
 
 /// The probe's checks, in report order, and what it looked at.
 pub(super) async fn probe(bucket: &Bucket) -> (Vec<Check>, S3ProbeReport) {

@@ -2,16 +2,17 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use ddblock::{Error, Result};
+
 #[cfg(doc)]
-use super::scan::Scope;
-use super::scan::{check_segments, Counters, ScanOptions, ScanProgress};
-use crate::error::{Error, Result};
-use crate::store::Store;
+use crate::scan::Scope;
+use crate::scan::{check_segments, Counters, ScanOptions, ScanProgress};
+use crate::Admin;
 
 /// Default of [`SweepOptions::grace_secs`]: only items expired more than a minute ago are swept.
 pub const DEFAULT_SWEEP_GRACE_SECS: i64 = 60;
 
-/// Options of [`Store::sweep_expired`].
+/// Options of [`Admin::sweep_expired`].
 #[derive(Debug, Clone)]
 pub struct SweepOptions {
     scan: ScanOptions,
@@ -52,7 +53,7 @@ impl SweepOptions {
     }
 }
 
-/// What [`Store::sweep_expired`] did.
+/// What [`Admin::sweep_expired`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SweepReport {
     /// Items DynamoDB evaluated.
@@ -70,7 +71,7 @@ pub struct SweepReport {
     pub cutoff: i64,
 }
 
-impl Store {
+impl Admin {
     /// Deletes expired items: every item in scope with `expires_at < now - grace` gets a DeleteItem
     /// conditioned on `#expires_at < :cutoff`, so an item refreshed or re-acquired after the scan
     /// is never removed, and neither is a live one. Items without an expiry never expire and are
@@ -86,7 +87,7 @@ impl Store {
             ));
         }
         let total = check_segments(&opts.scan)?;
-        let cutoff = self.now().saturating_sub(opts.grace_secs);
+        let cutoff = self.store.now().saturating_sub(opts.grace_secs);
         let mut filter = self.scope_filter(opts.scan.scope);
         filter.expired_before = Some(cutoff);
         let counters = &Counters::new(total);
@@ -105,7 +106,7 @@ impl Store {
                     if opts.dry_run {
                         continue;
                     }
-                    if self.table().delete_if_expired_before(&key, cutoff).await? {
+                    if self.delete_if_expired_before(&key, cutoff).await? {
                         counters.deleted.fetch_add(1, Ordering::Relaxed);
                     } else {
                         skipped.fetch_add(1, Ordering::Relaxed);

@@ -4,8 +4,8 @@
 //! condition the lock relies on failing the doctor, the scratch object always removed, lock
 //! objects never touched. dynalite has no S3: these run on moto only.
 
-use ddblock::admin::{CheckId, CheckStatus, DoctorOptions, DoctorReport, PROBE_KEY_PREFIX};
 use ddblock::{LockBackendKind, Store, StoreConfig};
+use ddblock_admin::{Admin, CheckId, CheckStatus, DoctorOptions, DoctorReport, PROBE_KEY_PREFIX};
 use ddblock_fault_proxy::STRIPPED;
 use ddblock_test_support::faulty::{s3_ignoring, Ignored};
 use ddblock_test_support::{new_bucket, s3_client_for, Server};
@@ -42,7 +42,7 @@ fn store(endpoint: &str, bucket: &str, overwrite: bool) -> Store {
 /// The doctor without the item scan and the clock measurement: the table part and the probe.
 async fn doctor(store: &Store) -> DoctorReport {
     let opts = DoctorOptions::new().scan(None).clock_answers(0);
-    store.doctor(&opts, |_| {}).await.unwrap()
+    Admin::new(store).doctor(&opts, |_| {}).await.unwrap()
 }
 
 fn status(r: &DoctorReport, id: CheckId) -> CheckStatus {

@@ -3,9 +3,9 @@
 //! prefix derived from `APP_NAME` that no scanned item carries, a sign that `CACHE_PREFIX` must
 //! be set.
 
-use super::doctor::{Check, CheckId, CheckStatus};
-use crate::config::StoreConfig;
-use crate::format::layout::KeyLayout;
+use ddblock::{KeyLayout, StoreConfig};
+
+use crate::report::{Check, CheckId, CheckStatus};
 
 /// Keys seen that fit another layout better, per layout: (count, an example).
 pub(super) struct LayoutTally {

@@ -1,16 +1,66 @@
-//! The requests of the provider probe (`admin/s3_probe.rs`): writes of scratch bytes under each
+//! The requests of the provider probe (`s3_probe.rs`): writes of scratch bytes under each
 //! condition the lock relies on, answered as what the server did (written, refused with which
 //! status, not implemented), not as lock outcomes; the bucket's versioning state; removing every
 //! version of the scratch object. Nothing here reads or writes a lock object: the probe names its
 //! own key.
 
+use aws_sdk_s3::config::http::HttpResponse;
 use aws_sdk_s3::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_s3::operation::get_object::GetObjectError;
 use aws_sdk_s3::primitives::ByteStream;
+use ddblock::{Result, Store, StoreConfig};
 
-use super::error::{condition_failed, not_implemented, s3_error};
-use super::Bucket;
-use crate::error::Result;
+/// The s3 lock backend's bucket: the store's configuration and S3 client.
+pub(crate) struct Bucket {
+    cfg: StoreConfig,
+    name: String,
+    client: aws_sdk_s3::Client,
+}
+
+impl Bucket {
+    /// The bucket of `store`, `None` when its locks live in the table.
+    pub(crate) async fn of(store: &Store) -> Option<Bucket> {
+        let cfg = store.config().clone();
+        Some(Bucket {
+            name: cfg.s3_bucket()?.to_owned(),
+            client: store.s3_client().await?,
+            cfg,
+        })
+    }
+
+    /// The configuration.
+    pub(crate) fn config(&self) -> &StoreConfig {
+        &self.cfg
+    }
+
+    /// The bucket name.
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// `operation` failed: ddblock's error kinds.
+fn s3_error<E>(
+    b: &Bucket,
+    operation: &'static str,
+    err: SdkError<E, HttpResponse>,
+) -> ddblock::Error
+where
+    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+{
+    ddblock::sdk::s3_error(&b.cfg, &b.name, operation, err)
+}
+
+/// 412, 409 or 404: how S3 refuses a conditional request.
+fn condition_failed<E>(err: &SdkError<E, HttpResponse>) -> bool {
+    matches!(err, SdkError::ServiceError(se) if matches!(se.raw().status().as_u16(), 404 | 409 | 412))
+}
+
+/// 501 NotImplemented: the server does not take this condition.
+fn not_implemented<E: ProvideErrorMetadata>(err: &SdkError<E, HttpResponse>) -> bool {
+    matches!(err, SdkError::ServiceError(se)
+        if se.raw().status().as_u16() == 501 || se.err().code() == Some("NotImplemented"))
+}
 
 /// The condition of a probe write.
 #[derive(Debug, Clone, Copy)]
@@ -52,9 +102,7 @@ pub(crate) enum Versioning {
 
 /// The HTTP status of a refusal, when the answer is one: a failed condition (412, 409, 404),
 /// but not a missing bucket (404 `NoSuchBucket`), which is an error.
-fn refusal<E: ProvideErrorMetadata>(
-    err: &SdkError<E, aws_sdk_s3::config::http::HttpResponse>,
-) -> Option<u16> {
+fn refusal<E: ProvideErrorMetadata>(err: &SdkError<E, HttpResponse>) -> Option<u16> {
     match err {
         SdkError::ServiceError(se)
             if condition_failed(err) && se.err().code() != Some("NoSuchBucket") =>
@@ -81,8 +129,7 @@ impl Bucket {
         cond: Condition<'_>,
     ) -> Result<Answer> {
         let req = self
-            .client()
-            .await
+            .client
             .put_object()
             .bucket(self.name())
             .key(key)
@@ -100,7 +147,7 @@ impl Bucket {
             Err(e) => match refusal(&e) {
                 Some(status) => Ok(Answer::Refused(status)),
                 None if not_implemented(&e) => Ok(Answer::NotImplemented),
-                None => Err(s3_error(self.config(), self.name(), "PutObject", e)),
+                None => Err(s3_error(self, "PutObject", e)),
             },
         }
     }
@@ -108,8 +155,7 @@ impl Bucket {
     /// DeleteObject of `key`, with `If-Match: <etag>` when given.
     pub(crate) async fn probe_delete(&self, key: &str, if_match: Option<&str>) -> Result<Answer> {
         let req = self
-            .client()
-            .await
+            .client
             .delete_object()
             .bucket(self.name())
             .key(key)
@@ -121,7 +167,7 @@ impl Bucket {
             Err(e) => match refusal(&e) {
                 Some(status) => Ok(Answer::Refused(status)),
                 None if not_implemented(&e) => Ok(Answer::NotImplemented),
-                None => Err(s3_error(self.config(), self.name(), "DeleteObject", e)),
+                None => Err(s3_error(self, "DeleteObject", e)),
             },
         }
     }
@@ -130,8 +176,7 @@ impl Bucket {
     /// object, `Some("")` when the answer had no ETag.
     pub(crate) async fn probe_etag(&self, key: &str) -> Result<Option<String>> {
         let res = self
-            .client()
-            .await
+            .client
             .get_object()
             .bucket(self.name())
             .key(key)
@@ -142,29 +187,27 @@ impl Bucket {
             Err(SdkError::ServiceError(se)) if matches!(se.err(), GetObjectError::NoSuchKey(_)) => {
                 Ok(None)
             }
-            Err(e) => Err(s3_error(self.config(), self.name(), "GetObject", e)),
+            Err(e) => Err(s3_error(self, "GetObject", e)),
         }
     }
 
     /// Removes one version of `key` for good (DeleteObject with `versionId`).
     pub(crate) async fn probe_delete_version(&self, key: &str, version: &str) -> Result<()> {
-        self.client()
-            .await
+        self.client
             .delete_object()
             .bucket(self.name())
             .key(key)
             .version_id(version)
             .send()
             .await
-            .map_err(|e| s3_error(self.config(), self.name(), "DeleteObject", e))?;
+            .map_err(|e| s3_error(self, "DeleteObject", e))?;
         Ok(())
     }
 
     /// The bucket's versioning state (GetBucketVersioning).
     pub(crate) async fn versioning(&self) -> Result<Versioning> {
         let res = self
-            .client()
-            .await
+            .client
             .get_bucket_versioning()
             .bucket(self.name())
             .send()
@@ -183,14 +226,7 @@ impl Bucket {
                     .filter(|t| t.contains("Versioning"));
                 match text {
                     Some(t) => status_element(t).map(str::to_owned),
-                    None => {
-                        return Err(s3_error(
-                            self.config(),
-                            self.name(),
-                            "GetBucketVersioning",
-                            e,
-                        ))
-                    }
+                    None => return Err(s3_error(self, "GetBucketVersioning", e)),
                 }
             }
         };

@@ -1,16 +1,17 @@
-//! The table itself: creating it ([`Store::create_table`]), its TTL setting
-//! ([`Store::describe_ttl`]) and its description and key schema.
+//! The table itself: creating it ([`Admin::create_table`]), its TTL setting
+//! ([`Admin::describe_ttl`]) and its description and key schema.
 
 use std::time::{Duration, Instant};
 
-use crate::dynamo::TtlState;
-use crate::error::Result;
-use crate::store::Store;
+use ddblock::Result;
+
+use crate::requests::TtlState;
+use crate::Admin;
 
 /// Default of [`CreateTableOptions::wait`].
 pub const DEFAULT_CREATE_WAIT: Duration = Duration::from_secs(120);
 
-/// Options of [`Store::create_table`].
+/// Options of [`Admin::create_table`].
 #[derive(Debug, Clone)]
 pub struct CreateTableOptions {
     ttl: bool,
@@ -54,7 +55,7 @@ impl CreateTableOptions {
     }
 }
 
-/// What [`Store::create_table`] did.
+/// What [`Admin::create_table`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CreateTableReport {
     /// This call created the table (false: it existed).
@@ -76,19 +77,19 @@ impl CreateTableReport {
     }
 }
 
-impl Store {
+impl Admin {
     /// Creates the table Laravel's cache store needs: one string partition key named as configured,
     /// on-demand billing; waits until it is ACTIVE and (by default) enables TTL on the expiration
     /// attribute. Idempotent: an existing table is fine (its key schema is checked, TTL enabled if
     /// off). On a server without UpdateTimeToLive (dynalite) the TTL state is
     /// [`TtlState::Unknown`].
     pub async fn create_table(&self, opts: &CreateTableOptions) -> Result<CreateTableReport> {
-        let t = self.table();
+        let t = self;
         let created = t.create().await?;
         let deadline = Instant::now() + opts.wait;
         let mut delay = Duration::from_millis(50);
         let info = loop {
-            let info = t.describe().await?;
+            let info = t.describe_table().await?;
             if info.active || Instant::now() >= deadline {
                 break info;
             }
@@ -127,18 +128,5 @@ impl Store {
             });
         }
         Ok(report)
-    }
-
-    /// The table's TTL setting; a service error (unknown operation, access denied) is
-    /// [`TtlState::Unknown`], a missing table or an unreachable endpoint an error.
-    pub async fn describe_ttl(&self) -> Result<TtlState> {
-        self.table().describe_ttl().await
-    }
-}
-
-impl Store {
-    /// The table's status, billing mode and whether its key schema fits (DescribeTable).
-    pub async fn describe_table(&self) -> Result<crate::dynamo::TableInfo> {
-        self.table().describe().await
     }
 }

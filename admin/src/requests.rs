@@ -1,13 +1,18 @@
-//! The table itself: create, describe, TTL.
+//! The requests of table administration, the only code of this crate that touches
+//! `aws-sdk-dynamodb` (through the store's client and the core's error classifier,
+//! `ddblock::sdk`): create, describe, TTL, scan pages, a sweep's conditional delete.
 
+use aws_sdk_dynamodb::config::http::HttpResponse;
+use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::types::{
-    AttributeDefinition, BillingMode, KeySchemaElement, KeyType, ScalarAttributeType,
-    TableDescription, TableStatus, TimeToLiveSpecification, TimeToLiveStatus,
+    AttributeDefinition, AttributeValue, BillingMode, KeySchemaElement, KeyType,
+    ScalarAttributeType, TableDescription, TableStatus, TimeToLiveSpecification, TimeToLiveStatus,
 };
+use ddblock::format::item::ItemView;
+use ddblock::sdk::{dynamodb_error, item_view, service_code, Item};
+use ddblock::{Error, Result};
 
-use super::error::{sdk_error, service_code};
-use super::Table;
-use crate::error::{Error, Result};
+use crate::Admin;
 
 /// The table's TTL setting (DescribeTimeToLive).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,12 +82,13 @@ pub struct TableInfo {
     pub key_schema_problem: Option<String>,
 }
 
-impl Table {
+impl Admin {
     /// CreateTable with Laravel's schema (one string partition key, on-demand). False when the
     /// table already existed.
     pub(crate) async fn create(&self) -> Result<bool> {
         let c = self.config();
         let res = self
+            .store
             .client()
             .await?
             .create_table()
@@ -107,21 +113,22 @@ impl Table {
         match res {
             Ok(_) => Ok(true),
             Err(e) if service_code(&e) == Some("ResourceInUseException") => Ok(false),
-            Err(e) => Err(sdk_error(c, "CreateTable", e)),
+            Err(e) => Err(self.fail("CreateTable", e)),
         }
     }
 
-    /// DescribeTable.
-    pub(crate) async fn describe(&self) -> Result<TableInfo> {
+    /// The table's status, billing mode and whether its key schema fits (DescribeTable).
+    pub async fn describe_table(&self) -> Result<TableInfo> {
         let c = self.config();
         let out = self
+            .store
             .client()
             .await?
             .describe_table()
             .table_name(c.table())
             .send()
             .await
-            .map_err(|e| sdk_error(c, "DescribeTable", e))?;
+            .map_err(|e| self.fail("DescribeTable", e))?;
         let t = out.table.ok_or_else(|| Error::Service {
             operation: "DescribeTable",
             code: "MissingTable".into(),
@@ -143,9 +150,10 @@ impl Table {
 
     /// The table's TTL setting; a service error (unknown operation, access denied) is
     /// [`TtlState::Unknown`], a missing table or an unreachable endpoint an error.
-    pub(crate) async fn describe_ttl(&self) -> Result<TtlState> {
+    pub async fn describe_ttl(&self) -> Result<TtlState> {
         let c = self.config();
         let res = self
+            .store
             .client()
             .await?
             .describe_time_to_live()
@@ -155,7 +163,7 @@ impl Table {
         let out = match res {
             Ok(out) => out,
             Err(e) => {
-                return match sdk_error(c, "DescribeTimeToLive", e) {
+                return match self.fail("DescribeTimeToLive", e) {
                     Error::Service { code, message, .. } => Ok(TtlState::Unknown {
                         reason: if code == "UnknownOperationException" {
                             "the server does not implement DescribeTimeToLive".into()
@@ -189,6 +197,7 @@ impl Table {
     pub(crate) async fn enable_ttl(&self, attribute: &str) -> Result<bool> {
         let c = self.config();
         let res = self
+            .store
             .client()
             .await?
             .update_time_to_live()
@@ -205,7 +214,7 @@ impl Table {
         match res {
             Ok(_) => Ok(true),
             Err(e) if service_code(&e) == Some("UnknownOperationException") => Ok(false),
-            Err(e) => Err(sdk_error(c, "UpdateTimeToLive", e)),
+            Err(e) => Err(self.fail("UpdateTimeToLive", e)),
         }
     }
 
@@ -240,4 +249,111 @@ impl Table {
             )
         })
     }
+    /// One page of segment `segment` of `total` (`total == 1`: a plain scan).
+    pub(crate) async fn scan_page(
+        &self,
+        segment: u32,
+        total: u32,
+        filter: &ScanFilter,
+        page_size: Option<u32>,
+        start: Option<StartKey>,
+    ) -> Result<ScanPage> {
+        let c = self.config();
+        let mut req = self
+            .store
+            .client()
+            .await?
+            .scan()
+            .table_name(c.table())
+            .set_exclusive_start_key(start.map(|s| s.0))
+            .set_limit(page_size.map(|n| n.min(i32::MAX as u32) as i32));
+        if total > 1 {
+            req = req.segment(segment as i32).total_segments(total as i32);
+        }
+        let mut parts = Vec::new();
+        if let Some(p) = filter.key_prefix.as_deref().filter(|p| !p.is_empty()) {
+            parts.push("begins_with(#key, :prefix)");
+            req = req
+                .expression_attribute_names("#key", c.key_attribute())
+                .expression_attribute_values(":prefix", AttributeValue::S(p.to_owned()));
+        }
+        if let Some(cutoff) = filter.expired_before {
+            parts.push("#expires_at < :cutoff");
+            req = req
+                .expression_attribute_names("#expires_at", c.expiration_attribute())
+                .expression_attribute_values(":cutoff", AttributeValue::N(cutoff.to_string()));
+        }
+        if !parts.is_empty() {
+            req = req.filter_expression(parts.join(" AND "));
+        }
+        let out = req.send().await.map_err(|e| self.fail("Scan", e))?;
+        Ok(ScanPage {
+            scanned: out.scanned_count().max(0) as u64,
+            next: out
+                .last_evaluated_key
+                .filter(|k| !k.is_empty())
+                .map(StartKey),
+            items: out
+                .items
+                .unwrap_or_default()
+                .iter()
+                .map(|i| item_view(c, i))
+                .collect(),
+        })
+    }
+
+    /// A sweep's delete: only if the item is still expired before `cutoff` (so an item refreshed
+    /// or re-acquired since the scan stays). True when deleted.
+    pub(crate) async fn delete_if_expired_before(&self, k: &str, cutoff: i64) -> Result<bool> {
+        let c = self.config();
+        let res = self
+            .store
+            .client()
+            .await?
+            .delete_item()
+            .table_name(c.table())
+            .key(c.key_attribute(), AttributeValue::S(k.to_owned()))
+            .condition_expression("#expires_at < :cutoff")
+            .expression_attribute_names("#expires_at", c.expiration_attribute())
+            .expression_attribute_values(":cutoff", AttributeValue::N(cutoff.to_string()))
+            .send()
+            .await;
+        match res {
+            Ok(_) => Ok(true),
+            Err(e) if service_code(&e) == Some("ConditionalCheckFailedException") => Ok(false),
+            Err(e) => Err(self.fail("DeleteItem", e)),
+        }
+    }
+
+    /// A failed request of `operation`, as ddblock's error kinds.
+    fn fail<E>(&self, operation: &'static str, err: SdkError<E, HttpResponse>) -> Error
+    where
+        E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+    {
+        dynamodb_error(self.config(), operation, err)
+    }
+}
+
+/// What a scan keeps (a server-side `FilterExpression`; the scan still reads the whole table).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ScanFilter {
+    /// Keys starting with this string (`begins_with(#key, :prefix)`); `None` or empty: all keys.
+    pub(crate) key_prefix: Option<String>,
+    /// Items with `#expires_at < :cutoff`.
+    pub(crate) expired_before: Option<i64>,
+}
+
+/// Where the next page of a segment starts (DynamoDB's `LastEvaluatedKey`, kept opaque).
+#[derive(Debug, Clone)]
+pub(crate) struct StartKey(Item);
+
+/// One page of one segment.
+#[derive(Debug)]
+pub(crate) struct ScanPage {
+    /// The items of the page that passed the filter.
+    pub(crate) items: Vec<ItemView>,
+    /// Items DynamoDB evaluated (`ScannedCount`).
+    pub(crate) scanned: u64,
+    /// The start of the next page, `None` after the last.
+    pub(crate) next: Option<StartKey>,
 }

@@ -1,18 +1,21 @@
-//! Health checks: [`Store::doctor`] and its report.
+//! Health checks: [`Admin::doctor`] runs them (the report's vocabulary is `report.rs`).
 
 use std::sync::Mutex;
 use std::time::Duration;
 
-use super::layout_check::LayoutTally;
-use super::s3_probe::{self, S3ProbeReport};
+use ddblock::format::input::DEFAULT_LOCK_TTL_SECS;
+use ddblock::time::allowed_offset;
+use ddblock::{Error, Result};
+
+use crate::clock::{self, ClockReading, OffsetVerdict};
+use crate::layout_check::LayoutTally;
+use crate::report::{Check, CheckId, CheckStatus, DoctorReport, ItemCounts};
+use crate::requests::TtlState;
+use crate::s3_probe;
 #[cfg(doc)]
-use super::scan::Scope;
-use super::scan::{ItemKind, ScanItem, ScanOptions, ScanProgress};
-use crate::dynamo::{ClockReading, TtlState};
-use crate::error::{Error, Result};
-use crate::format::input::DEFAULT_LOCK_TTL_SECS;
-use crate::store::Store;
-use crate::time::{allowed_offset, OffsetVerdict};
+use crate::scan::Scope;
+use crate::scan::{ItemKind, ScanItem, ScanOptions, ScanProgress};
+use crate::Admin;
 
 /// Default of [`DoctorOptions::min_remaining_secs`]: a live lock with more than an hour left counts
 /// as a ttl-0 (86400 s) lock.
@@ -21,11 +24,8 @@ pub const DEFAULT_LONG_LOCK_SECS: i64 = 3600;
 pub const DEFAULT_TTL_SKEW_SECS: i64 = 60;
 /// Default of [`DoctorOptions::clock_answers`]: answers whose `Date` headers measure the clock.
 pub const DEFAULT_CLOCK_ANSWERS: u32 = 5;
-/// Time between the clock measurement's requests: five of them fall at different points of a
-/// second, which narrows what their whole-second `Date` headers show.
-const CLOCK_SPACING: Duration = Duration::from_millis(230);
 
-/// Options of [`Store::doctor`].
+/// Options of [`Admin::doctor`].
 #[derive(Debug, Clone)]
 pub struct DoctorOptions {
     scan: Option<ScanOptions>,
@@ -74,166 +74,7 @@ impl DoctorOptions {
     }
 }
 
-/// What a doctor check looked at.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum CheckId {
-    /// The table exists and is ACTIVE.
-    Table,
-    /// Exactly one string partition key named as configured.
-    KeySchema,
-    /// TTL enabled on the expiration attribute.
-    Ttl,
-    /// Expired items still in the table.
-    ExpiredItems,
-    /// Live locks that look like ttl-0 (86400 s) locks.
-    DefaultTtlLocks,
-    /// Items that are not Laravel cache items (no string key, non-numeric expiry).
-    InvalidItems,
-    /// Keys another Laravel version's layout would write (the layout setting looks wrong).
-    Layout,
-    /// This host's clock offset to DynamoDB's, against the clock-skew margin.
-    Clock,
-    /// S3 lock backend: `If-None-Match: *` on PutObject creates an absent object and is refused
-    /// over an existing one.
-    S3CreateIfAbsent,
-    /// S3 lock backend: overwriting an object with other bytes changes its ETag.
-    S3EtagChanges,
-    /// S3 lock backend: `If-Match` on PutObject takes the current ETag and refuses a replaced one.
-    S3IfMatchPut,
-    /// S3 lock backend: `If-Match` on DeleteObject refuses a replaced ETag and deletes on the
-    /// current one.
-    S3IfMatchDelete,
-    /// S3 lock backend: the bucket's versioning state.
-    S3Versioning,
-    /// S3 lock backend: the probe's scratch object was removed.
-    S3Cleanup,
-}
-
-impl CheckId {
-    /// `table`, `key_schema`, `ttl`, `expired_items`, `default_ttl_locks`, `invalid_items`,
-    /// `layout`, `clock`; with the s3 lock backend also `s3_create_if_absent`, `s3_etag_changes`,
-    /// `s3_if_match_put`, `s3_if_match_delete`, `s3_versioning`, `s3_cleanup`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CheckId::Table => "table",
-            CheckId::KeySchema => "key_schema",
-            CheckId::Ttl => "ttl",
-            CheckId::ExpiredItems => "expired_items",
-            CheckId::DefaultTtlLocks => "default_ttl_locks",
-            CheckId::InvalidItems => "invalid_items",
-            CheckId::Layout => "layout",
-            CheckId::Clock => "clock",
-            CheckId::S3CreateIfAbsent => "s3_create_if_absent",
-            CheckId::S3EtagChanges => "s3_etag_changes",
-            CheckId::S3IfMatchPut => "s3_if_match_put",
-            CheckId::S3IfMatchDelete => "s3_if_match_delete",
-            CheckId::S3Versioning => "s3_versioning",
-            CheckId::S3Cleanup => "s3_cleanup",
-        }
-    }
-}
-
-/// How a check came out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum CheckStatus {
-    /// Fine.
-    Ok,
-    /// Works, but worth fixing.
-    Warn,
-    /// Broken: ddblock (and Laravel) cannot work with this table; for an `s3_*` check, the s3
-    /// lock backend cannot be trusted with this bucket.
-    Fail,
-    /// The server could not tell.
-    Unknown,
-    /// Not checked (an earlier check failed, or the scan was turned off).
-    Skipped,
-}
-
-impl CheckStatus {
-    /// `ok`, `warn`, `fail`, `unknown`, `skipped`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CheckStatus::Ok => "ok",
-            CheckStatus::Warn => "warn",
-            CheckStatus::Fail => "fail",
-            CheckStatus::Unknown => "unknown",
-            CheckStatus::Skipped => "skipped",
-        }
-    }
-}
-
-/// One doctor check.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Check {
-    /// What was checked.
-    pub id: CheckId,
-    /// How it came out.
-    pub status: CheckStatus,
-    /// What was found, in one sentence.
-    pub detail: String,
-}
-
-/// Item counts of a doctor scan.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct ItemCounts {
-    /// Items DynamoDB evaluated.
-    pub scanned: u64,
-    /// Items in scope.
-    pub items: u64,
-    /// Lock items in scope.
-    pub locks: u64,
-    /// Cache items in scope.
-    pub cache: u64,
-    /// Items outside the prefix ([`Scope::All`] only).
-    pub other: u64,
-    /// Items that read as expired but are still in the table.
-    pub expired_but_present: u64,
-    /// Live locks that look like ttl-0 locks (see [`Store::doctor`]).
-    pub default_ttl_locks: u64,
-    /// Items whose expiry attribute is not a number.
-    pub invalid_expiry: u64,
-    /// Items without a string key attribute.
-    pub skipped: u64,
-}
-
-/// What [`Store::doctor`] found.
-#[derive(Debug, Clone)]
-pub struct DoctorReport {
-    /// Every check, in the order of [`CheckId`].
-    pub checks: Vec<Check>,
-    /// The table status (`ACTIVE`, `CREATING`, ...), `None` when the table does not exist.
-    pub table_status: Option<String>,
-    /// `PAY_PER_REQUEST` or `PROVISIONED`, when the server says.
-    pub billing_mode: Option<String>,
-    /// The TTL setting, `None` when the table does not exist.
-    pub ttl: Option<TtlState>,
-    /// Item counts, `None` when the scan was skipped.
-    pub counts: Option<ItemCounts>,
-    /// Up to [`DoctorOptions::examples`] ttl-0 locks, longest remaining first.
-    pub default_ttl_examples: Vec<ScanItem>,
-    /// The time used for expiry decisions.
-    pub now: i64,
-    /// What the clock measurement found, `None` when it was skipped.
-    pub clock: Option<ClockReading>,
-    /// The offset allowed for the configured clock-skew margin ([`allowed_offset`]), seconds.
-    pub clock_allowed: f64,
-    /// The bucket probe, with the s3 lock backend (`None` with locks in the table).
-    pub s3: Option<S3ProbeReport>,
-}
-
-impl DoctorReport {
-    /// True when no check failed (warnings and unknowns allowed).
-    pub fn healthy(&self) -> bool {
-        self.checks.iter().all(|c| c.status != CheckStatus::Fail)
-    }
-
-    /// The check with this id.
-    pub fn check(&self, id: CheckId) -> Option<&Check> {
-        self.checks.iter().find(|c| c.id == id)
-    }
-}
-
-impl Store {
+impl Admin {
     /// Checks the table: it exists and is ACTIVE; its key schema is one string partition key named
     /// as configured; TTL is enabled on the expiration attribute (DescribeTimeToLive; a server that
     /// cannot say gives [`CheckStatus::Unknown`]); and, scanning the items in scope, how many are
@@ -241,7 +82,7 @@ impl Store {
     /// ttl-0 locks left by Laravel's stuck release.
     ///
     /// The ttl-0 heuristic: how long a lock was taken for is not stored, only its `expires_at`. A
-    /// lock item ([`Store::classify`]) counts when it is live and its remaining time `r =
+    /// lock item ([`Admin::classify`]) counts when it is live and its remaining time `r =
     /// expires_at - now` satisfies `min_remaining_secs < r <= 86400 + 60`: a lock with an explicit
     /// ttl of at most `min_remaining_secs` (default an hour) can never match, and a ttl-0 lock
     /// matches for all but its last `min_remaining_secs` (after which it frees itself soon anyway).
@@ -250,7 +91,7 @@ impl Store {
     ///
     /// The clock check measures this host's offset to DynamoDB's clock from the `Date` headers of
     /// [`DoctorOptions::clock_answers`] DescribeTable answers (`time::ClockOffset`): ok when it is
-    /// proven within [`crate::time::allowed_offset`] of the clock-skew margin, fail when proven
+    /// proven within [`ddblock::time::allowed_offset`] of the clock-skew margin, fail when proven
     /// beyond, warn when the whole-second headers cannot tell.
     ///
     /// A missing table is a failed check, not an error; a request that fails for another reason
@@ -269,22 +110,22 @@ impl Store {
         progress: impl Fn(&ScanProgress) + Send + Sync,
     ) -> Result<DoctorReport> {
         let mut report = self.table_doctor(opts, progress).await?;
-        if let Some(bucket) = self.bucket() {
-            let (checks, probed) = s3_probe::probe(bucket).await;
+        if let Some(bucket) = crate::s3_requests::Bucket::of(&self.store).await {
+            let (checks, probed) = s3_probe::probe(&bucket).await;
             report.checks.extend(checks);
             report.s3 = Some(probed);
         }
         Ok(report)
     }
 
-    /// The table's checks of [`Store::doctor`].
+    /// The table's checks of [`Admin::doctor`].
     async fn table_doctor(
         &self,
         opts: &DoctorOptions,
         progress: impl Fn(&ScanProgress) + Send + Sync,
     ) -> Result<DoctorReport> {
         let c = self.config();
-        let now = self.now();
+        let now = self.store.now();
         let mut report = DoctorReport {
             checks: Vec::new(),
             table_status: None,
@@ -304,10 +145,7 @@ impl Store {
                 detail: "the clock measurement was turned off".to_owned(),
             }
         } else {
-            let reading = self
-                .table()
-                .measure_clock(opts.clock_answers, CLOCK_SPACING)
-                .await;
+            let reading = clock::measure(&self.store, opts.clock_answers).await;
             report.clock = Some(reading);
             clock_check(reading, c.clock_skew_margin())
         };
@@ -316,18 +154,18 @@ impl Store {
             status: CheckStatus::Skipped,
             detail: why.to_owned(),
         };
-        let table = match self.table().describe().await {
+        let table = match self.describe_table().await {
             Ok(t) => t,
             Err(Error::TableNotFound { endpoint, .. }) => {
                 // With the s3 backend the locks live in the bucket: the table serves only cache
                 // entries, once-only guards and compare-and-set, which a lock-only user never calls.
-                let (status, locks) = match self.bucket() {
+                let (status, locks) = match self.lock_bucket() {
                     Some(b) => (
                         CheckStatus::Warn,
                         format!(
                             " (locks live in bucket `{}`; the table is needed only for cache \
                              entries, once-only guards and compare-and-set)",
-                            b.name()
+                            b
                         ),
                     ),
                     None => (CheckStatus::Fail, String::new()),
@@ -386,7 +224,7 @@ impl Store {
                 detail: p.clone(),
             },
         });
-        let ttl = self.table().describe_ttl().await?;
+        let ttl = self.describe_ttl().await?;
         let exp = c.expiration_attribute();
         report.checks.push(Check {
             id: CheckId::Ttl,

@@ -1,4 +1,5 @@
-//! This host's clock against DynamoDB's, measured from the HTTP `Date` header of its answers.
+//! This host's clock against DynamoDB's, measured from the HTTP `Date` header of its answers
+//! (`doctor`'s clock check).
 //!
 //! Laravel's takeover rule compares clocks: a lock expires at `floor(now) + ttl` by its holder's
 //! clock and is taken over once `expires_at < now - margin` by a contender's. DynamoDB stamps
@@ -10,6 +11,13 @@
 
 use std::fmt;
 use std::time::Duration;
+
+use ddblock::time::DateAnswer;
+use ddblock::Store;
+
+/// Time between the clock measurement's requests: five of them fall at different points of a
+/// second, which narrows what their whole-second `Date` headers show.
+const CLOCK_SPACING: Duration = Duration::from_millis(230);
 
 /// An interval that holds this host's clock offset to the server's (`local - server`, seconds;
 /// positive: this host runs ahead).
@@ -39,12 +47,11 @@ impl ClockOffset {
     /// for a clock with whole seconds only, `t0` = its reading and `t1` = its reading + 1), with a
     /// `Date` header of `date` (whole seconds).
     pub fn from_answer(t0: f64, t1: f64, date: i64) -> ClockOffset {
-        let d = date as f64;
-        ClockOffset {
-            low: t0 - d - 1.0,
-            high: t1 - d,
-            samples: 1,
-        }
+        ClockOffset::from(DateAnswer {
+            sent: t0,
+            received: t1,
+            date,
+        })
     }
 
     /// The offset both intervals allow, or `None` when they exclude each other (a clock that
@@ -64,7 +71,7 @@ impl ClockOffset {
         (self.low + self.high) / 2.0
     }
 
-    /// The smallest whole-second clock-skew margin whose allowance ([`allowed_offset`]) covers
+    /// The smallest whole-second clock-skew margin whose allowance ([`ddblock::time::allowed_offset`]) covers
     /// the whole interval: `ceil(2 * max(|low|, |high|) - 1)`, at least 0.
     pub fn margin_needed(&self) -> u64 {
         let worst = self.low.abs().max(self.high.abs());
@@ -79,6 +86,17 @@ impl ClockOffset {
             OffsetVerdict::Within
         } else {
             OffsetVerdict::Undecided
+        }
+    }
+}
+
+impl From<DateAnswer> for ClockOffset {
+    fn from(a: DateAnswer) -> ClockOffset {
+        let (low, high) = a.offset();
+        ClockOffset {
+            low,
+            high,
+            samples: 1,
         }
     }
 }
@@ -109,21 +127,56 @@ impl fmt::Display for ClockOffset {
     }
 }
 
-/// How far one host's clock may be from DynamoDB's for a clock-skew margin: `(margin + 1) / 2`
-/// seconds.
-///
-/// A holder that watches its lease is safe from a contender whose clock runs up to `margin + 1`
-/// seconds ahead of its own: the holder writes `expires_at = floor(t) + ttl` and ends its lease
-/// locally `ttl - 1` seconds after sending (`lock::lease_deadline`), and the contender takes over
-/// only at its `now > expires_at + margin`, at least `margin + 1` seconds past `floor(t) + ttl`.
-/// If every host is within half of that of DynamoDB's clock, any two are within it of each other.
-pub fn allowed_offset(margin: Duration) -> f64 {
-    (margin.as_secs_f64() + 1.0) / 2.0
+/// What the clock measurement found.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ClockReading {
+    /// The answers bound this host's offset to the server's clock.
+    Measured(ClockOffset),
+    /// No answer carried a `Date` header this client could read.
+    NoDate,
+    /// The answers exclude each other: a clock moved while measuring.
+    Inconsistent,
+}
+
+impl ClockReading {
+    /// Why nothing was measured (`no Date header`, `the answers disagree`), `None` when measured:
+    /// the `unmeasured` field of every front's doctor report.
+    pub fn unmeasured(&self) -> Option<&'static str> {
+        match self {
+            ClockReading::Measured(_) => None,
+            ClockReading::NoDate => Some("no Date header"),
+            ClockReading::Inconsistent => Some("the answers disagree"),
+        }
+    }
+}
+
+/// Measures this host's clock offset to the server's: `answers` DescribeTable requests
+/// [`CLOCK_SPACING`] apart, so that their sends fall at different points of a second, and the
+/// intersection of what their `Date` headers show.
+pub(crate) async fn measure(store: &Store, answers: u32) -> ClockReading {
+    let mut found: Option<ClockOffset> = None;
+    for i in 0..answers {
+        if i > 0 {
+            tokio::time::sleep(CLOCK_SPACING).await;
+        }
+        let Some(seen) = store.clock_sample().await else {
+            continue;
+        };
+        found = match found {
+            None => Some(seen.into()),
+            Some(f) => match f.intersect(seen.into()) {
+                Some(both) => Some(both),
+                None => return ClockReading::Inconsistent,
+            },
+        };
+    }
+    found.map_or(ClockReading::NoDate, ClockReading::Measured)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ddblock::time::allowed_offset;
 
     #[test]
     fn one_answer_bounds_the_offset_within_a_second_and_the_round_trip() {
