@@ -36,8 +36,8 @@ pub use report::{Check, CheckId, CheckStatus, DoctorReport, ItemCounts, S3ProbeR
 pub use requests::{TableInfo, TtlState};
 pub use s3_probe::PROBE_KEY_PREFIX;
 pub use scan::{
-    ItemKind, ScanItem, ScanOptions, ScanProgress, ScanReport, Scope, DEFAULT_SEGMENTS,
-    MAX_SEGMENTS,
+    looks_like_generated_owner, ItemKind, ScanItem, ScanOptions, ScanProgress, ScanReport, Scope,
+    DEFAULT_SEGMENTS, MAX_SEGMENTS,
 };
 pub use sweep::{SweepOptions, SweepReport, DEFAULT_SWEEP_GRACE_SECS};
 pub use table::{CreateTableOptions, CreateTableReport, DEFAULT_CREATE_WAIT};

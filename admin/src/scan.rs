@@ -8,11 +8,29 @@ use std::sync::Mutex;
 
 use futures_util::{StreamExt, TryStreamExt};
 
-use ddblock::format::item::{self, is_expired, looks_like_generated_owner, Expiry, ItemView};
-use ddblock::{Error, Holder, Result, StoredValue};
+use ddblock::format::item::{self, is_expired, Expiry, ItemView, Value, OWNER_LEN};
+use ddblock::{Error, Holder, PhpValue, Result, StoredValue};
 
 use crate::requests::{ScanFilter, StartKey};
 use crate::Admin;
+
+/// Whether a stored value is a PHP string of 16 `[A-Za-z0-9]`, the owner Laravel's `Str::random()`
+/// (and ddblock) generate.
+pub fn looks_like_generated_owner(value: &StoredValue) -> bool {
+    match value {
+        StoredValue::String(s) => matches!(
+            ddblock::codec::decode_stored(s),
+            Ok(PhpValue::String(b)) if b.len() == OWNER_LEN && b.iter().all(u8::is_ascii_alphanumeric)
+        ),
+        StoredValue::Number(_) => false,
+    }
+}
+
+/// A lock released in keep-fence mode: no value (ddblock's and Laravel's writes always have one)
+/// and a fencing token, kept for the next acquisition.
+fn released_with_fence(it: &ItemView) -> bool {
+    matches!(it.value, Value::Missing) && it.fence.is_some()
+}
 
 /// Default number of parallel scan segments.
 pub const DEFAULT_SEGMENTS: u32 = 4;
@@ -356,7 +374,7 @@ impl Admin {
         let expires_at = it.expiry.at();
         let (kind, name) = match self.classify(&key, value.as_ref()) {
             // Only a lock's keep-fence release leaves an item with a fence and no value.
-            (ItemKind::Cache, name) if it.is_released_with_fence() => (ItemKind::Lock, name),
+            (ItemKind::Cache, name) if released_with_fence(it) => (ItemKind::Lock, name),
             other => other,
         };
         let owner = match kind {
@@ -373,7 +391,7 @@ impl Admin {
             expires_in: expires_at.map(|e| e.saturating_sub(now)),
             expired_but_present: is_expired(expires_at, now),
             invalid_expiry: matches!(it.expiry, Expiry::Invalid(_)),
-            released_fence_kept: it.is_released_with_fence(),
+            released_fence_kept: released_with_fence(it),
         })
     }
 }
@@ -391,4 +409,27 @@ pub(crate) fn check_segments(opts: &ScanOptions) -> Result<u32> {
         ));
     }
     Ok(opts.segments)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_owners_are_recognised() {
+        let s = |t: &str| StoredValue::String(t.into());
+        assert!(looks_like_generated_owner(&s(
+            r#"s:16:"y5lgfdhGNbGy3sTY";"#
+        )));
+        assert!(!looks_like_generated_owner(&s(
+            r#"s:15:"y5lgfdhGNbGy3sT";"#
+        )));
+        assert!(!looks_like_generated_owner(&s(
+            r#"s:16:"y5lgfdhGNbGy3sT-";"#
+        )));
+        assert!(!looks_like_generated_owner(&s("i:5;")));
+        assert!(!looks_like_generated_owner(&StoredValue::Number(
+            "1234567890123456".into()
+        )));
+    }
 }

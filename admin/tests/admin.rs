@@ -5,11 +5,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use aws_sdk_dynamodb::types::{KeyType, ScalarAttributeType};
-use ddblock::format::item::looks_like_generated_owner;
 use ddblock::{ErrorKind, KeyLayout, PhpValue, Store, StoreConfig};
 use ddblock_admin::{
-    Admin, CheckId, CheckStatus, CreateTableOptions, DoctorOptions, ItemKind, ScanOptions, Scope,
-    SweepOptions, TtlState,
+    looks_like_generated_owner, Admin, CheckId, CheckStatus, CreateTableOptions, DoctorOptions,
+    ItemKind, ScanOptions, Scope, SweepOptions, TtlState,
 };
 use ddblock_fault_proxy::FaultConfig;
 use ddblock_test_support::env::{Env, FaultyTable};

@@ -19,10 +19,10 @@
 use ddblock::codec::{decode_stored, numeric, PhpValue};
 use ddblock::format::input;
 use ddblock::format::item::{
-    self, holder, is_expired, looks_like_generated_owner, parse_timestamp, stored_owner, Expiry,
-    ItemView, Value, OWNER_LEN,
+    self, holder, is_expired, parse_timestamp, stored_owner, Expiry, ItemView, Value, OWNER_LEN,
 };
 use ddblock::{redact_owner, Holder, StoredValue};
+use ddblock_admin::looks_like_generated_owner;
 use ddblock_fuzz::{fields, number_from, same};
 use libfuzzer_sys::fuzz_target;
 

@@ -8,8 +8,8 @@ use crate::aws::fault::{classify, Service};
 use crate::config::StoreConfig;
 use crate::error::Error;
 
-/// Maps an SDK failure of `operation` to ddblock's error kinds.
-pub(super) fn sdk_error<E>(
+/// A failed DynamoDB request of `operation` as ddblock's error kinds.
+pub fn sdk_error<E>(
     cfg: &StoreConfig,
     operation: &'static str,
     err: SdkError<E, HttpResponse>,

@@ -27,6 +27,7 @@ use crate::error::Result;
 pub(crate) use attr::view;
 pub use attr::Item;
 pub(crate) use cas::CasWrite;
+pub use error::sdk_error;
 pub(crate) use once::{ClaimAdd, Conditional};
 pub(crate) use request::{DeleteIfValue, TakeLock};
 

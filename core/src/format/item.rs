@@ -106,12 +106,6 @@ impl ItemView {
         }
     }
 
-    /// A lock released in keep-fence mode: no value (ddblock's and Laravel's writes always have
-    /// one) and a fencing token, kept for the next acquisition.
-    pub fn is_released_with_fence(&self) -> bool {
-        matches!(self.value, Value::Missing) && self.fence.is_some()
-    }
-
     /// The live value of a cache entry read at `now`: `None` when expired (`now >= expires_at`,
     /// Laravel's `isExpired`) or without a value; an error naming `key` when the item is not a
     /// Laravel cache value.
@@ -175,18 +169,6 @@ pub fn stored_owner(owner: &str) -> Result<StoredValue> {
     Ok(codec::encode_stored(&PhpValue::String(
         owner.as_bytes().to_vec(),
     ))?)
-}
-
-/// Whether a stored value is a PHP string of 16 `[A-Za-z0-9]`, the owner Laravel's `Str::random()`
-/// (and ddblock) generate.
-pub fn looks_like_generated_owner(value: &StoredValue) -> bool {
-    match value {
-        StoredValue::String(s) => matches!(
-            codec::decode_stored(s),
-            Ok(PhpValue::String(b)) if b.len() == OWNER_LEN && b.iter().all(u8::is_ascii_alphanumeric)
-        ),
-        StoredValue::Number(_) => false,
-    }
 }
 
 /// Parses an `expires_at` number text. Laravel writes integers; a fraction is floored, as PHP's
@@ -272,24 +254,6 @@ mod tests {
         assert_eq!(php_int_cast("42"), 42);
         assert_eq!(php_int_cast("2.5"), 2);
         assert_eq!(php_int_cast("-2.5"), -2);
-    }
-
-    #[test]
-    fn generated_owners_are_recognised() {
-        let s = |t: &str| StoredValue::String(t.into());
-        assert!(looks_like_generated_owner(&s(
-            r#"s:16:"y5lgfdhGNbGy3sTY";"#
-        )));
-        assert!(!looks_like_generated_owner(&s(
-            r#"s:15:"y5lgfdhGNbGy3sT";"#
-        )));
-        assert!(!looks_like_generated_owner(&s(
-            r#"s:16:"y5lgfdhGNbGy3sT-";"#
-        )));
-        assert!(!looks_like_generated_owner(&s("i:5;")));
-        assert!(!looks_like_generated_owner(&StoredValue::Number(
-            "1234567890123456".into()
-        )));
     }
 
     #[test]

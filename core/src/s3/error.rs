@@ -28,7 +28,7 @@ pub(super) fn not_implemented<E: ProvideErrorMetadata>(err: &SdkError<E, HttpRes
 
 /// Maps an SDK failure of `operation` on `bucket` to ddblock's error kinds: the one classifier
 /// shared with DynamoDB (`aws::fault`), told that S3 answered.
-pub(super) fn s3_error<E>(
+pub fn s3_error<E>(
     cfg: &StoreConfig,
     bucket: &str,
     operation: &'static str,

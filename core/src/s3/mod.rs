@@ -15,6 +15,7 @@ use crate::config::{LockBackendKind, StoreConfig};
 
 /// The S3 client type, handed out by `Store::s3_client`.
 pub use aws_sdk_s3::Client as S3Client;
+pub use error::s3_error;
 pub(crate) use object::LockObject;
 pub(crate) use object::Owner;
 pub(crate) use request::{Delete, Put, Stored};

@@ -20,6 +20,27 @@ pub(super) fn int_from<T: TryInto<i64> + Display + Copy>(v: T) -> Result<PhpValu
     })
 }
 
+/// The integer methods of a `Serializer` to `$out`: what fits an `i64` as `$out::Int`, the wider
+/// types through `$wide` (an error past PHP's range).
+macro_rules! integers {
+    ($out:ident, $wide:ident) => {
+        integers!(@into $out, serialize_i8: i8, serialize_i16: i16, serialize_i32: i32,
+            serialize_i64: i64, serialize_u8: u8, serialize_u16: u16, serialize_u32: u32);
+        integers!(@wide $out, $wide, serialize_i128: i128, serialize_u64: u64,
+            serialize_u128: u128);
+    };
+    (@into $out:ident, $($m:ident: $t:ty),*) => {$(
+        fn $m(self, v: $t) -> Result<$out, CodecError> {
+            Ok($out::Int(v.into()))
+        }
+    )*};
+    (@wide $out:ident, $wide:ident, $($m:ident: $t:ty),*) => {$(
+        fn $m(self, v: $t) -> Result<$out, CodecError> {
+            $wide(v)
+        }
+    )*};
+}
+
 fn tagged(variant: &str, value: PhpValue) -> PhpValue {
     PhpValue::Array(vec![(PhpKey::from(variant), value)])
 }
@@ -38,36 +59,7 @@ impl ser::Serializer for ValueSerializer {
     fn serialize_bool(self, v: bool) -> Result<PhpValue, CodecError> {
         Ok(PhpValue::Bool(v))
     }
-    fn serialize_i8(self, v: i8) -> Result<PhpValue, CodecError> {
-        Ok(PhpValue::Int(v.into()))
-    }
-    fn serialize_i16(self, v: i16) -> Result<PhpValue, CodecError> {
-        Ok(PhpValue::Int(v.into()))
-    }
-    fn serialize_i32(self, v: i32) -> Result<PhpValue, CodecError> {
-        Ok(PhpValue::Int(v.into()))
-    }
-    fn serialize_i64(self, v: i64) -> Result<PhpValue, CodecError> {
-        Ok(PhpValue::Int(v))
-    }
-    fn serialize_i128(self, v: i128) -> Result<PhpValue, CodecError> {
-        int_from(v)
-    }
-    fn serialize_u8(self, v: u8) -> Result<PhpValue, CodecError> {
-        Ok(PhpValue::Int(v.into()))
-    }
-    fn serialize_u16(self, v: u16) -> Result<PhpValue, CodecError> {
-        Ok(PhpValue::Int(v.into()))
-    }
-    fn serialize_u32(self, v: u32) -> Result<PhpValue, CodecError> {
-        Ok(PhpValue::Int(v.into()))
-    }
-    fn serialize_u64(self, v: u64) -> Result<PhpValue, CodecError> {
-        int_from(v)
-    }
-    fn serialize_u128(self, v: u128) -> Result<PhpValue, CodecError> {
-        int_from(v)
-    }
+    integers!(PhpValue, int_from);
     fn serialize_f32(self, v: f32) -> Result<PhpValue, CodecError> {
         Ok(PhpValue::Float(v.into()))
     }
@@ -334,36 +326,7 @@ impl ser::Serializer for KeySerializer {
     fn serialize_bool(self, v: bool) -> Result<PhpKey, CodecError> {
         Ok(PhpKey::Int(v.into()))
     }
-    fn serialize_i8(self, v: i8) -> Result<PhpKey, CodecError> {
-        Ok(PhpKey::Int(v.into()))
-    }
-    fn serialize_i16(self, v: i16) -> Result<PhpKey, CodecError> {
-        Ok(PhpKey::Int(v.into()))
-    }
-    fn serialize_i32(self, v: i32) -> Result<PhpKey, CodecError> {
-        Ok(PhpKey::Int(v.into()))
-    }
-    fn serialize_i64(self, v: i64) -> Result<PhpKey, CodecError> {
-        Ok(PhpKey::Int(v))
-    }
-    fn serialize_i128(self, v: i128) -> Result<PhpKey, CodecError> {
-        key_int(v)
-    }
-    fn serialize_u8(self, v: u8) -> Result<PhpKey, CodecError> {
-        Ok(PhpKey::Int(v.into()))
-    }
-    fn serialize_u16(self, v: u16) -> Result<PhpKey, CodecError> {
-        Ok(PhpKey::Int(v.into()))
-    }
-    fn serialize_u32(self, v: u32) -> Result<PhpKey, CodecError> {
-        Ok(PhpKey::Int(v.into()))
-    }
-    fn serialize_u64(self, v: u64) -> Result<PhpKey, CodecError> {
-        key_int(v)
-    }
-    fn serialize_u128(self, v: u128) -> Result<PhpKey, CodecError> {
-        key_int(v)
-    }
+    integers!(PhpKey, key_int);
     fn serialize_f32(self, _: f32) -> Result<PhpKey, CodecError> {
         Err(key_error())
     }
