@@ -16,9 +16,12 @@ that neither cargo nor rustc can be found there:
     node    both npm tarballs into a scratch app (npm --offline): a table made with createTable(),
             then the README's JS block as an ES module, and the same store through require() as
             CommonJS
-    php     the Composer archive unpacked and loaded into a Laravel app (Debian's 8.83): the
-            driver's ApplicationTest (discovery from composer.json, the dynamodb store taken
-            over, a lock taken and released) with the package read from the archive only
+    php     the Composer archive unpacked and installed as docs/php.md says (a path repository) by
+            Debian's Composer, offline, into a Laravel skeleton with "minimum-stability": "stable"
+            (Laravel 11+) and one with "dev" (8-10), the framework and the AWS SDK being the
+            machine's; in each app the driver's ApplicationTest (discovery from the installed.json
+            Composer wrote, the dynamodb store taken over, a lock taken and released), the
+            package loaded by the app's Composer autoloader
 
 Needs DDBLOCK_TEST_MOTO (compat-tests/servers/servers.sh start); prints one line per check and ends
 with `N passed, M failed`.
@@ -39,6 +42,7 @@ import time
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 CLEAN_PATH = "/usr/bin:/bin"
@@ -269,19 +273,51 @@ class Run:
     # --- PHP -------------------------------------------------------------------------------------
     def php(self) -> str:
         archive = self.one("ddblock-laravel-*.zip")
-        pkg = self.scratch / "vendor/ddblock/laravel"
+        version = archive.name.removeprefix("ddblock-laravel-").removesuffix(".zip")
+        pkg = self.scratch / "ddblock-laravel"
         with zipfile.ZipFile(archive) as z:
             z.extractall(pkg)
-        for f in (
-            "composer.json",
-            "src/DdblockServiceProvider.php",
-            "config/ddblock.php",
-            "LICENSE",
-        ):
+        for f in ("composer.json", "src/DdblockServiceProvider.php", "config/ddblock.php"):
             assert (pkg / f).is_file(), f"{archive.name} has no {f}"
+        assert (pkg / "LICENSE").is_file(), f"{archive.name} has no LICENSE"
         assert not (pkg / "tests").exists(), f"{archive.name} ships the tests"
+        # docs/php.md's install, as written but for the path of the archive unzipped.
+        install: dict[str, Any] = json.loads(block("docs/php.md", "json", after="## Install"))
+        (repo,) = install["repositories"]
+        repo["url"] = str(pkg)
+        env = self.env(COMPOSER_HOME=str(self.scratch / "composer"), COMPOSER_DISABLE_NETWORK="1")
+        update = ["composer", "update", "--no-interaction", "--no-progress"]
+        done = []
+        # Laravel 11+'s skeleton has "minimum-stability": "stable", Laravel 8-10's "dev".
+        for stability in ("stable", "dev"):
+            app = self.scratch / f"laravel-{stability}"
+            app.mkdir()
+            skeleton: dict[str, Any] = {
+                "name": "laravel/laravel",
+                "type": "project",
+                "require": {"php": "^8.0", "laravel/framework": "^8.83"},
+                "repositories": [MACHINE_PACKAGES, {"packagist.org": False}],
+                "minimum-stability": stability,
+                "prefer-stable": True,
+            }
+            (app / "composer.json").write_text(json.dumps(skeleton, indent=4), encoding="utf-8")
+            self.sh(update, env, cwd=app)
+            skeleton["repositories"] += install["repositories"]
+            skeleton["require"] |= install["require"]
+            (app / "composer.json").write_text(json.dumps(skeleton, indent=4), encoding="utf-8")
+            self.sh([*update, "ddblock/laravel"], env, cwd=app)
+            installed = json.loads((app / "vendor/composer/installed.json").read_bytes())
+            (ours,) = [p for p in installed["packages"] if p["name"] == "ddblock/laravel"]
+            # The version docs/php.md names is the release the archive is.
+            assert ours["version"] == version, f"{stability} skeleton installed {ours['version']}"
+            done.append(f"{stability} skeleton: {self.application_test(app, pkg)}")
+        return f"{archive.name}, {archive.stat().st_size // 1024} KiB; " + "; ".join(done)
+
+    def application_test(self, app: Path, pkg: Path) -> str:
+        """The driver's ApplicationTest in `app`, the package loaded by the app's autoloader."""
         env = self.env(
-            DDBLOCK_DRIVER_DIR=str(pkg),
+            DDBLOCK_APP_DIR=str(app),
+            DDBLOCK_DRIVER_DIR=str(app / "vendor/ddblock/laravel"),
             DDBLOCK_TEST_MOTO=self.url,
             DDBLOCK_TEST_DYNALITE=os.environ.get("DDBLOCK_TEST_DYNALITE", self.url),
             DDBLOCK_LARAVEL="8",
@@ -304,17 +340,39 @@ class Run:
                 "-r",
                 (
                     f"require '{ROOT}/compat-tests/laravel/support.php';"
-                    " require_once 'Illuminate/autoload.php'; ddblock_register_driver_autoloader();"
+                    " require_once 'Illuminate/autoload.php';"
+                    f" require '{app}/vendor/autoload.php';"
                     " $class = new ReflectionClass(Ddblock\\Laravel\\DynamoDbLock::class);"
                     " echo $class->getFileName();"
                 ),
             ],
             env,
         )
-        assert where.startswith(str(pkg)), f"the driver loaded from {where}, not the archive"
+        assert where.startswith((str(app), str(pkg))), f"the driver loaded from {where}"
         summary = [line for line in out.splitlines() if line.startswith("OK (")]
         assert summary, f"phpunit printed no OK line:\n{out[-2000:]}"
-        return f"{archive.name}, {archive.stat().st_size // 1024} KiB; ApplicationTest {summary[0]}"
+        return f"ApplicationTest {summary[0]}"
+
+
+#: What a skeleton gets from Packagist, which is not reached, given by this machine instead: the
+#: framework (whose illuminate/* the package requires) and the AWS SDK, as Composer metapackages;
+#: their code is Debian's Laravel 8.83 and the SDK of compat-tests/laravel/support.php.
+MACHINE_PACKAGES = {
+    "type": "package",
+    "package": [
+        {
+            "name": "laravel/framework",
+            "version": "8.83.26",
+            "type": "metapackage",
+            "replace": {
+                name: "self.version"
+                for name in ("illuminate/cache", "illuminate/console", "illuminate/support")
+            },
+            "require": {"aws/aws-sdk-php": "^3.0"},
+        },
+        {"name": "aws/aws-sdk-php", "version": "3.342.0", "type": "metapackage"},
+    ],
+}
 
 
 def main(argv: list[str]) -> int:
@@ -336,7 +394,9 @@ def main(argv: list[str]) -> int:
         run.check(
             "node: both tarballs into a scratch app; README's block as ESM, and CommonJS", run.node
         )
-        run.check("php: Composer archive in a Laravel app; ApplicationTest", run.php)
+        run.check(
+            "php: Composer installs the archive as docs/php.md says; ApplicationTest", run.php
+        )
     failed = sum(1 for _, ok, _ in run.results if not ok)
     print(f"{len(run.results) - failed} passed, {failed} failed")
     return 1 if failed else 0

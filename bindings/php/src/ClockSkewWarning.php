@@ -7,36 +7,19 @@ namespace Ddblock\Laravel;
 use Aws\AwsClientInterface;
 use Aws\CommandInterface;
 use Aws\Exception\AwsException;
-use Aws\HandlerList;
 use Aws\ResultInterface;
 use GuzzleHttp\Promise\Create;
 use Illuminate\Container\Container;
 use Psr\Http\Message\RequestInterface;
 
 /**
- * An AWS SDK middleware that logs a warning when one of DynamoDB's answers proves this host's
- * clock beyond the allowance of the store's clock-skew margin: at most once a minute per store
- * (per client the middleware is attached to).
- *
- * It looks at the requests whose condition carries this host's clock (a `:now` value: the lock
- * acquire's UpdateItem, `refresh()`, Laravel's `add()`), the ones a wrong clock makes wrong. Each
- * attempt is one sample ({@see ClockOffset}): local time just before it is sent and just after its
- * answer (a result or an error DynamoDB answered, such as a failed condition), and the answer's
- * Date header, so the offset lies in `[t0 - D - 1, t1 - D]`. Only a sample that proves the offset
- * beyond `(margin + 1) / 2` warns; one answer cannot narrow the interval below a second, so this
- * catches clocks off by more than about the allowance plus a second, and `ddblock:doctor`
- * measures finer. Nothing is sent: the Date header comes with every answer.
+ * An AWS SDK middleware that logs a warning, at most once a minute, when the Date header of an
+ * answer to a request carrying this host's clock (`:now`) proves the offset beyond the allowance.
  */
 final class ClockSkewWarning
 {
-    /** The middleware's name in the client's handler list. */
     public const NAME = 'ddblock.clock_skew_warning';
-
-    /** At most one warning per this many seconds (monotonic). */
     public const INTERVAL_SECONDS = 60;
-
-    /** @var callable(): int */
-    private $margin;
 
     /** @var callable(string, array<string, mixed>): void */
     private $warn;
@@ -44,29 +27,26 @@ final class ClockSkewWarning
     /** @var callable(): float */
     private $clock;
 
-    private string $where;
-
     /** @var int|null when the last warning was logged (hrtime, ns) */
     private ?int $warnedAt = null;
 
     /**
      * @param  callable(): int  $margin  the store's clock-skew margin, read at every check
-     * @param  string  $where  what the warning names: the store and table
-     * @param  (callable(string, array<string, mixed>): void)|null  $warn  default: Laravel's
-     *     logger (`log`), at level warning; else PHP's error_log()
-     * @param  (callable(): float)|null  $clock  test seam: the local clock (`microtime(true)`)
+     * @param  (callable(string, array<string, mixed>): void)|null  $warn  default: Laravel's log, else error_log()
+     * @param  (callable(): float)|null  $clock  test seam: microtime(true)
      */
-    public function __construct(callable $margin, string $where = '', ?callable $warn = null, ?callable $clock = null)
-    {
-        $this->margin = $margin;
-        $this->where = $where;
+    public function __construct(
+        private $margin,
+        private string $where = '',
+        ?callable $warn = null,
+        ?callable $clock = null
+    ) {
         $this->warn = $warn ?? [self::class, 'log'];
         $this->clock = $clock ?? static fn (): float => microtime(true);
     }
 
     /**
-     * Attaches a warning to `$client` (replacing one attached before), at the SDK's `attempt`
-     * step where it has one (every attempt, inside the SDK's retries), else at `sign`.
+     * Attaches a warning to `$client` (replacing an earlier one), at every attempt where the SDK has that step.
      *
      * @param  callable(): int  $margin
      */
@@ -80,18 +60,12 @@ final class ClockSkewWarning
         $middleware = new self($margin, $where, $warn, $clock);
         $list = $client->getHandlerList();
         $list->remove(self::NAME);
-        if (method_exists($list, 'appendAttempt')) {
-            $list->appendAttempt($middleware, self::NAME);
-        } else {
-            $list->appendSign($middleware, self::NAME);
-        }
+        method_exists($list, 'appendAttempt') ? $list->appendAttempt($middleware, self::NAME)
+            : $list->appendSign($middleware, self::NAME);
 
         return $middleware;
     }
 
-    /**
-     * The middleware: wraps the next handler.
-     */
     public function __invoke(callable $handler): callable
     {
         return function (CommandInterface $command, ?RequestInterface $request = null) use ($handler) {
@@ -99,43 +73,35 @@ final class ClockSkewWarning
                 return $handler($command, $request);
             }
             $t0 = ($this->clock)();
-
-            return $handler($command, $request)->then(
-                function ($result) use ($t0, $command) {
-                    if ($result instanceof ResultInterface) {
-                        $this->check($t0, ($this->clock)(), ClockOffset::dateOf($result), $command->getName());
-                    }
-
-                    return $result;
-                },
-                function ($reason) use ($t0, $command) {
-                    if ($reason instanceof AwsException) {
-                        $this->check($t0, ($this->clock)(), ClockOffset::dateOf($reason), $command->getName());
-                    }
-
-                    return Create::rejectionFor($reason);
+            $check = function ($answer) use ($t0, $command): void {
+                if ($answer instanceof ResultInterface || $answer instanceof AwsException) {
+                    $this->check($t0, ($this->clock)(), ClockOffset::dateOf($answer), $command->getName());
                 }
-            );
+            };
+
+            return $handler($command, $request)->then(function ($result) use ($check) {
+                $check($result);
+
+                return $result;
+            }, function ($reason) use ($check) {
+                $check($reason);
+
+                return Create::rejectionFor($reason);
+            });
         };
     }
 
-    /**
-     * Checks one sample; warns when it proves the offset beyond the allowance and the last
-     * warning is a minute old.
-     */
+    /** Warns when one sample proves the offset beyond the allowance and the last warning is a minute old. */
     public function check(float $t0, float $t1, ?string $date, string $operation): void
     {
         $server = $date === null ? null : ClockOffset::parseDate($date);
-        if ($server === null) {
-            return;
-        }
         $margin = ($this->margin)();
-        $offset = ClockOffset::fromSamples([[$t0, $t1, $server]]);
-        if (! $offset->provesBeyond($margin)) {
-            return;
-        }
+        $offset = ClockOffset::fromSamples($server === null ? [] : [[$t0, $t1, $server]]);
         $now = hrtime(true);
-        if ($this->warnedAt !== null && $now - $this->warnedAt < self::INTERVAL_SECONDS * 1000000000) {
+        if (
+            $offset->verdict($margin) !== 'fail'
+            || ($this->warnedAt !== null && $now - $this->warnedAt < self::INTERVAL_SECONDS * 1000000000)
+        ) {
             return;
         }
         $this->warnedAt = $now;
@@ -172,11 +138,6 @@ final class ClockSkewWarning
     public static function log(string $message, array $context): void
     {
         $container = Container::getInstance();
-        if ($container->bound('log')) {
-            $container->make('log')->warning($message, $context);
-
-            return;
-        }
-        error_log($message);
+        $container->bound('log') ? $container->make('log')->warning($message, $context) : error_log($message);
     }
 }

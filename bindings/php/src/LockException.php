@@ -7,30 +7,18 @@ namespace Ddblock\Laravel;
 use Aws\DynamoDb\Exception\DynamoDbException;
 
 /**
- * A lock request that failed for a reason other than its condition (a failed condition is the
- * answer "not ours" / "held", never an exception): missing table, throttling past the retries
- * (the AWS SDK's; for the acquire write, the driver's 3 tries), an unreachable endpoint, bad
- * credentials.
- *
- * It extends the SDK's DynamoDbException, which Laravel's own lock lets through, so code that
- * catches that keeps working; the message adds what was being done to which lock, the error code
- * is kept (`getAwsErrorCode()`), and the SDK's exception is the previous one. The owner never
- * appears in the message: whoever has it can release the lock.
+ * A lock request that failed for a reason other than its condition (a DynamoDbException, as
+ * Laravel's own lock lets through); the message names the lock and table, never the owner.
  */
 class LockException extends DynamoDbException
 {
     /**
      * @param  string  $action  acquire, release, refresh, force-release, read the owner of
-     * @param  string  $key  the lock's table key
      * @param  mixed  $owner  kept out of the message
+     * @return static
      */
-    public static function fromAws(
-        DynamoDbException $e,
-        string $action,
-        string $table,
-        string $key,
-        $owner = null
-    ): self {
+    public static function fromAws(DynamoDbException $e, string $action, string $table, string $key, $owner = null)
+    {
         if ($e->isConnectionError()) {
             $cause = 'no answer from DynamoDB: ' . $e->getMessage();
         } elseif ($e->getAwsErrorCode() !== null) {
@@ -40,8 +28,6 @@ class LockException extends DynamoDbException
         } else {
             $cause = $e->getMessage();
         }
-        // The key, not the name: on Laravel 8-11 the lock's own name already carries the prefix,
-        // and the key is what `ddblock status --raw-key` and the table show.
         $message = sprintf(
             'ddblock: could not %s the lock with key "%s" in table "%s": %s',
             $action,
@@ -50,11 +36,23 @@ class LockException extends DynamoDbException
             self::withoutOwner($cause, $owner)
         );
 
-        return new self($message, $e->getCommand(), [
+        return static::wrap($e, $message, $owner);
+    }
+
+    /**
+     * `$e` as this class with `$message`, its AWS error details kept (the owner redacted).
+     *
+     * @param  mixed  $owner
+     * @return static
+     */
+    protected static function wrap(DynamoDbException $e, string $message, $owner): self
+    {
+        $awsMessage = $e->getAwsErrorMessage();
+
+        return new static($message, $e->getCommand(), [
             'code' => $e->getAwsErrorCode(),
             'type' => $e->getAwsErrorType(),
-            'message' => $e->getAwsErrorMessage() === null
-                ? null : self::withoutOwner($e->getAwsErrorMessage(), $owner),
+            'message' => $awsMessage === null ? null : self::withoutOwner($awsMessage, $owner),
             'request_id' => $e->getAwsRequestId(),
             'response' => $e->getResponse(),
             'request' => $e->getRequest(),
@@ -65,7 +63,7 @@ class LockException extends DynamoDbException
     }
 
     /**
-     * An owner shown as its first four characters and its length (`"y5lg…" (16 chars)`).
+     * An owner as its first four characters and its length: `"y5lg…" (16 chars)`.
      *
      * @param  mixed  $owner
      */
@@ -78,8 +76,7 @@ class LockException extends DynamoDbException
     }
 
     /**
-     * `$text` with every occurrence of the owner replaced by its redacted form (a server message
-     * may echo a value it rejected).
+     * `$text` with the owner redacted (a server message may echo a value it rejected).
      *
      * @param  mixed  $owner
      */

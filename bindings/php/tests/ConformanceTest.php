@@ -18,7 +18,7 @@ use RuntimeException;
  * The lock conformance vectors (compat-tests/conformance/v2, the wire-format spec published in
  * docs/format.md) run against the driver: for each case the table is set to `before`, the lock
  * operation runs with the case's fixed clock (Carbon's test time, which Laravel's store reads),
- * margin, release mode, attempt id and fence base (the store's `useLockIds()` test seam), with
+ * margin, release mode, attempt id and fence base (the store's `setLockIds()` test seam), with
  * the SDK's own retries off, and the requests the real AWS SDK sends (recorded under it, as serialized), the
  * answer Laravel's API gives (and the fence) and the item after must be the vector's. A case
  * with `faults` runs through the fault proxy, which drops the answers (`answers_lost`) or the
@@ -123,7 +123,7 @@ final class ConformanceTest extends TestCase
         $store->setReleaseMode($input['release_mode'] ?? DynamoDbStore::DEFAULT_RELEASE_MODE);
         if (isset($input['attempt'])) {
             $store->setClockSkewMargin($input['margin']);
-            $store->useLockIds(static fn (): string => $input['attempt'], static fn (): int => $input['fence_base']);
+            $store->setLockIds(static fn (): string => $input['attempt'], static fn (): int => $input['fence_base']);
         }
         $lock = $store->lock($input['name'], $input['ttl'], $input['owner']);
         $this->assertInstanceOf(DynamoDbLock::class, $lock);

@@ -303,7 +303,7 @@ final class FaultProxyTest extends TestCase
         }
         $this->assertTrue($acquired, 'the first write landed: the resend after the throttled tries recovers it');
         $item = self::item($direct, $table, $key);
-        $this->assertSame(['N' => (string) $lock->fence()], $item[DynamoDbStore::FENCE_ATTRIBUTE] ?? null);
+        $this->assertSame(['N' => (string) $lock->fence()], $item['ddblock_fence'] ?? null);
         $stats = $proxy->stats();
         $this->assertSame(
             ['forwarded_error:ConditionalCheckFailedException' => 1, 'reset' => 1, 'throttled' => 2],

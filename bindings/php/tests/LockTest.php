@@ -4,8 +4,10 @@ declare(strict_types=1);
 
 namespace Ddblock\Laravel\Tests;
 
+use Aws\CommandInterface;
 use Aws\DynamoDb\DynamoDbClient;
 use Aws\DynamoDb\Exception\DynamoDbException;
+use Aws\Middleware;
 use Ddblock\Laravel\DynamoDbLock;
 use Ddblock\Laravel\DynamoDbStore;
 use Ddblock\Laravel\LockException;
@@ -206,6 +208,81 @@ final class LockTest extends TestCase
         $this->assertNull(self::item($client, $table, $lock->tableKey()));
         $store->lock('zero')->forceRelease(); // nothing to delete is fine
         $this->assertFalse($lock->release());
+    }
+
+    /**
+     * flushLocks() removes the lock items (the driver's, stock Laravel's, released ones) and no cache
+     * item, page after page, and leaves a lock taken during the flush, after the flush read its item.
+     *
+     * @dataProvider serversAndLayouts
+     */
+    public function testFlushLocksRemovesOnlyLocksAndNotOneTakenDuringTheFlush(string $server, string $layout): void
+    {
+        $client = self::client($server);
+        $table = self::table($client);
+        $stock = self::stockStore($layout, $client, $table);
+        $flushing = self::client($server);
+        $store = self::driverStore($layout, $flushing, $table);
+        foreach (['a', 'b', 'c', 'retaken'] as $name) {
+            $this->assertTrue($store->lock($name, 60)->get());
+        }
+        $this->assertTrue($stock->lock('stock', 0)->get());
+        $released = $store->setReleaseMode('keep-fence')->lock('released', 60);
+        $this->assertTrue($released->get() && $released->release());
+        $store->setReleaseMode('delete');
+        foreach (['x' => 'hello', 'y' => [1, 2], 'z' => 42] as $key => $value) {
+            $this->assertTrue($stock->put($key, $value, 600));
+        }
+        $retaken = null;
+        $scans = 0;
+        $list = $flushing->getHandlerList();
+        // Pages of two items (the server's answer to Limit), so the flush must follow LastEvaluatedKey.
+        $list->appendInit(Middleware::mapCommand(static function (CommandInterface $c) use (&$scans): CommandInterface {
+            if ($c->getName() === 'Scan') {
+                $scans++;
+                $c['Limit'] = 2;
+            }
+
+            return $c;
+        }), 'pages-of-two');
+        // Just before the flush deletes lock `retaken`: its holder releases it and another takes it.
+        $retake = function (CommandInterface $c) use ($client, $table, $layout, &$retaken): void {
+            if ($c->getName() === 'DeleteItem' && $c['Key']['key']['S'] === self::lockKey($layout, 'app_', 'retaken')) {
+                $other = self::driverStore($layout, $client, $table);
+                $other->lock('retaken', 60)->forceRelease();
+                $retaken = $other->lock('retaken', 60);
+                $this->assertTrue($retaken->get());
+            }
+        };
+        $list->appendSign(Middleware::tap($retake), 'take-during-flush');
+
+        $this->assertTrue($store->flushLocks());
+        $this->assertGreaterThanOrEqual(5, $scans, '10 items in pages of two');
+        $this->assertNotNull($retaken, 'the flush reached lock `retaken`');
+        $items = $client->scan(['TableName' => $table, 'ConsistentRead' => true])['Items'];
+        $left = array_map(static fn (array $i): string => $i['key']['S'], $items);
+        $cache = static fn (string $k): string => ($layout === 'laravel8' ? 'app_:' : 'app_') . $k;
+        $this->assertEqualsCanonicalizing([$cache('x'), $cache('y'), $cache('z'), $retaken->tableKey()], $left);
+        $this->assertTrue($retaken->isOwnedByCurrentProcess(), 'the lock taken during the flush is still held');
+        $this->assertSame('hello', $stock->get('x'));
+    }
+
+    /**
+     * Where the installed Laravel has `Illuminate\Contracts\Cache\CanFlushLocks` (12+), the store is
+     * one, so `Cache::store()->flushLocks()` reaches it; the contract is declared here as Laravel
+     * 13 declares it, since the test Laravel (8.83's framework) has none.
+     */
+    public function testTheStoreIsACanFlushLocksWhereLaravelHasTheContract(): void
+    {
+        $code = 'namespace Illuminate\Contracts\Cache; interface CanFlushLocks { public function flushLocks(): bool; '
+            . 'public function hasSeparateLockStore(): bool; } require "' . __DIR__ . '/bootstrap.php"; '
+            . 'echo json_encode([is_subclass_of(\Ddblock\Laravel\DynamoDbStore::class, CanFlushLocks::class), '
+            . 'interface_exists(\Ddblock\Laravel\FlushesLocks::class)]);';
+        exec(PHP_BINARY . ' -r ' . escapeshellarg($code), $out, $status);
+        $this->assertSame([0, '[true,true]'], [$status, implode("\n", $out)]);
+        $this->assertFalse(interface_exists(\Illuminate\Contracts\Cache\CanFlushLocks::class), 'not here');
+        $store = new DynamoDbStore(self::client('moto'), 't', 'key', 'value', 'expires_at');
+        $this->assertFalse($store->hasSeparateLockStore(), 'locks share the table with cache items');
     }
 
     /** @dataProvider servers */

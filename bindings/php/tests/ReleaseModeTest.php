@@ -108,7 +108,7 @@ final class ReleaseModeTest extends TestCase
             $behind = $t - 600;
             Carbon::setTestNow(Carbon::createFromTimestamp($behind));
             $late = self::driverStore($layout, $client, $table)->setReleaseMode($mode);
-            $late->useLockIds(null, static fn (): int => $behind * 1000000);
+            $late->setLockIds(null, static fn (): int => $behind * 1000000);
             $b = $late->lock($name, 30);
             $this->assertTrue($b->get(), "$mode: the released lock is free for a clock 10 minutes behind");
             if ($mode === 'keep-fence') {

@@ -5,7 +5,8 @@
  *   8  (default) Debian's whole Laravel 8.83 framework (php-laravel-framework);
  *   13 upstream Laravel 13's DynamoDbStore, DynamoDbLock and Lock (laravel/framework v13.26.1,
  *      unmodified, ../shared/php/laravel-13) loaded in place of 8.83's, the rest 8.83.
- * Then the real AWS SDK for PHP and this package, autoloaded from composer.json's PSR-4 map.
+ * Then the real AWS SDK for PHP and this package, autoloaded from composer.json's PSR-4 map, or by
+ * Composer's own autoloader in an app where Composer installed it (DDBLOCK_APP_DIR).
  */
 
 declare(strict_types=1);
@@ -22,7 +23,12 @@ if ($laravel === '13') {
 }
 require_once 'Illuminate/autoload.php';
 ddblock_require_aws_sdk();
-ddblock_register_driver_autoloader();
+// In an app where Composer installed the package (DDBLOCK_APP_DIR), Composer's autoloader loads it.
+if (getenv('DDBLOCK_APP_DIR')) {
+    require_once getenv('DDBLOCK_APP_DIR') . '/vendor/autoload.php';
+} else {
+    ddblock_register_driver_autoloader();
+}
 
 spl_autoload_register(static function (string $class): void {
     $prefix = 'Ddblock\\Laravel\\Tests\\';

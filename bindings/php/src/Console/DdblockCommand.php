@@ -4,51 +4,48 @@ declare(strict_types=1);
 
 namespace Ddblock\Laravel\Console;
 
+use Aws\Exception\AwsException;
 use Ddblock\Laravel\DynamoDbStore;
+use Ddblock\Laravel\LockFactory;
+use Ddblock\Laravel\TableView;
 use Illuminate\Cache\DynamoDbStore as LaravelDynamoDbStore;
 use Illuminate\Console\Command;
 use InvalidArgumentException;
 use Symfony\Component\Console\Output\OutputInterface;
 
 /**
- * What the `ddblock:*` Artisan commands share: finding the DynamoDB cache store (`--store`),
- * printing as the `ddblock` CLI prints (results on stdout, one `ddblock: ...` line per problem on
- * stderr, `--json` objects), and its exit statuses.
+ * What the `ddblock:*` commands share: the store (`--store`), and the CLI's output and exit statuses.
  *
  * @internal
  */
 abstract class DdblockCommand extends Command
 {
-    /** The `ddblock` CLI's exit statuses: success, an error, a bad command line. */
     public const EXIT_OK = 0;
     public const EXIT_FAILURE = 1;
     public const EXIT_USAGE = 2;
 
+    /** @var string the store option as the user gave it, for the commands printed: ` --store=NAME` or '' */
+    protected string $storeOption = '';
+
     /**
-     * The DynamoDB store `--store` names, else the default store when it is a DynamoDB one, else
-     * the only DynamoDB store in config/cache.php. A store of Laravel's own `dynamodb` driver
-     * (the takeover switched off) is read through the driver's class, with margin 0, Laravel's
-     * rule. Returns null after printing why there is none.
+     * The DynamoDB store `--store` names, else the default one, else the only one; null after saying why not.
      *
-     * @return array{0: string, 1: DynamoDbStore, 2: bool}|null  [store name, store, stock Laravel's]
+     * @return array{0: string, 1: DynamoDbStore, 2: bool}|null  [store name, store, whether it is Laravel's own]
      */
     protected function dynamoStore(): ?array
     {
         $config = $this->laravel['config'];
-        $name = $this->option('store');
-        if ($name === null || $name === '') {
+        $name = (string) $this->option('store');
+        $this->storeOption = $name === '' ? '' : ' --store=' . self::shell($name);
+        if ($name === '') {
             $default = $config->get('cache.default');
-            $dynamo = [];
-            foreach ((array) $config->get('cache.stores', []) as $store => $settings) {
-                if (in_array($settings['driver'] ?? null, ['dynamodb', 'ddblock'], true)) {
-                    $dynamo[] = (string) $store;
-                }
-            }
-            if (in_array($default, $dynamo, true)) {
-                $name = (string) $default;
-            } elseif (count($dynamo) === 1) {
-                $name = $dynamo[0];
-            } else {
+            $dynamo = array_keys(array_filter(
+                (array) $config->get('cache.stores', []),
+                static fn ($s): bool => in_array($s['driver'] ?? null, ['dynamodb', 'ddblock'], true)
+            ));
+            $name = in_array($default, $dynamo, true) ? (string) $default
+                : (count($dynamo) === 1 ? (string) $dynamo[0] : '');
+            if ($name === '') {
                 $this->problem($dynamo === []
                     ? 'no cache store in config/cache.php uses the `dynamodb` or `ddblock` driver; pass --store=NAME'
                     : sprintf(
@@ -72,7 +69,6 @@ abstract class DdblockCommand extends Command
         try {
             $store = $this->laravel['cache']->store($name)->getStore();
         } catch (InvalidArgumentException $e) {
-            // E.g. a clock-skew margin that is not a whole number (the driver's own message).
             $this->problem(sprintf('cache store `%s`: %s', $name, preg_replace('/^ddblock: /', '', $e->getMessage())));
 
             return null;
@@ -81,12 +77,12 @@ abstract class DdblockCommand extends Command
             return [$name, $store, false];
         }
         if ($store instanceof LaravelDynamoDbStore) {
-            // Laravel's own store (DDBLOCK_TAKEOVER_DYNAMODB=false): same table, items and keys.
+            // Laravel's own store (DDBLOCK_TAKEOVER_DYNAMODB=false): same table, items and keys; margin 0.
             return [$name, DynamoDbStore::fromLaravelStore($store)->setClockSkewMargin(0), true];
         }
         $this->problem(sprintf(
-            'cache store `%s` does not use DynamoDB (driver `%s`): pass --store=NAME of a `dynamodb` or '
-            . '`ddblock` store',
+            'cache store `%s` does not use DynamoDB (driver `%s`): pass --store=NAME of a `dynamodb` or `ddblock` '
+            . 'store',
             $name,
             (string) $config->get("cache.stores.$name.driver")
         ));
@@ -94,74 +90,71 @@ abstract class DdblockCommand extends Command
         return null;
     }
 
-    /**
-     * The table key of lock `$name` in `$store` (as Laravel's `lock()` builds it), or null after
-     * printing why the name cannot be a lock: empty, or a key over DynamoDB's 2048 bytes.
-     */
+    /** The table key of lock `$name`, or null after saying why it cannot be one. */
     protected function lockKey(DynamoDbStore $store, string $name): ?string
     {
-        if ($name === '') {
-            $this->problem('invalid lock name "": it is empty; give a non-empty lock name');
+        try {
+            // The driver takes an empty name under a prefix, as Laravel does; the commands do not.
+            return LockFactory::checked($name === '' ? '' : $store->lock($name, 0)->tableKey());
+        } catch (InvalidArgumentException $e) {
+            $this->problem($e->getMessage());
 
             return null;
         }
-        $key = $store->lock($name, 0)->tableKey();
-        if (strlen($key) > DynamoDbStore::MAX_KEY_BYTES) {
-            $this->problem(sprintf(
-                'invalid lock name "%s": it is %d bytes once prefixed, and DynamoDB partition keys are at most '
-                . '%d bytes',
-                mb_substr($name, 0, 64) . (mb_strlen($name) > 64 ? '…' : ''),
-                strlen($key),
-                DynamoDbStore::MAX_KEY_BYTES
-            ));
-
-            return null;
-        }
-
-        return $key;
     }
 
-    /** A line on stdout, as it is (no console markup). */
+    /** A request that failed, as one problem line (`$message table T at E: cause` with `$view`); EXIT_FAILURE. */
+    protected function failed(AwsException $e, string $message, ?TableView $view = null): int
+    {
+        $code = $e->getAwsErrorCode();
+        if ($view !== null) {
+            $cause = $code === null ? 'no answer from DynamoDB: ' . $e->getMessage()
+                : $code . ': ' . ($e->getAwsErrorMessage() ?? 'no message');
+            $message = sprintf('%s table `%s` at %s: %s', $message, $view->table, $view->endpoint(), $cause);
+        }
+        $kind = $code === 'ResourceNotFoundException' ? 'table_not_found' : 'service';
+        $this->problem($message, $e->isConnectionError() ? 'transport' : $kind);
+
+        return self::EXIT_FAILURE;
+    }
+
+    /** A line on stdout, as it is. */
     protected function say(string $line): void
     {
         $this->output->writeln($line, OutputInterface::OUTPUT_RAW);
     }
 
-    /** One JSON object on a line of stdout, as the CLI's `--json`. */
+    /** One JSON object on a line of stdout. */
     protected function sayJson(array $value): void
     {
         $this->say((string) json_encode($value, JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE | JSON_THROW_ON_ERROR));
     }
 
-    /**
-     * A problem as one `ddblock: ...` line on stderr (on the command's output when it has no
-     * separate error output, as under `Artisan::call()`); with `--json`, also
-     * `{"error": {"kind", "message"}}` on stdout, as the CLI.
-     */
-    protected function problem(string $message, string $kind = 'cli'): void
+    /** A problem as one `ddblock: ...` line on stderr; with `--json` also `{"error": ...}` on stdout. */
+    protected function problem(string $message, string $kind = 'cli', bool $json = true): void
     {
-        $message = preg_replace('/\s+/', ' ', trim($message)) ?? $message;
-        if (strncmp($message, 'ddblock: ', 9) === 0) {
-            $message = substr($message, 9);
-        }
+        $message = preg_replace('/^ddblock: /', '', preg_replace('/\s+/', ' ', trim($message)) ?? $message) ?? $message;
         $this->output->getErrorStyle()->writeln('ddblock: ' . $message, OutputInterface::OUTPUT_RAW);
-        if ($this->hasOption('json') && $this->option('json')) {
+        if ($json && $this->hasOption('json') && $this->option('json')) {
             $this->sayJson(['error' => ['kind' => $kind, 'message' => $message]]);
         }
     }
 
-    /** `2026-11-22 02:30:00 UTC`. */
-    public static function utc(int $timestamp): string
+    /** `$word` as a shell reads it back: bare when it is safe, else in single quotes. */
+    public static function shell(string $word, bool $always = false): string
     {
-        return gmdate('Y-m-d H:i:s', $timestamp) . ' UTC';
+        if (! $always && preg_match('/^[A-Za-z0-9@%+=:,.\/_-]+$/D', $word) === 1) {
+            return $word;
+        }
+
+        return "'" . str_replace("'", "'\"'\"'", $word) . "'";
     }
 
-    /** `until 2026-11-22 02:30:00 UTC (in 25s)`, or `without expiry`: the CLI's wording. */
+    /** `until 2026-11-22 02:30:00 UTC (in 25s)`, or `without expiry`. */
     public static function until(?int $expiresAt, int $now): string
     {
-        return $expiresAt === null
-            ? 'without expiry'
-            : sprintf('until %s (%s)', self::utc($expiresAt), self::relative($expiresAt - $now));
+        return $expiresAt === null ? 'without expiry'
+            : sprintf('until %s UTC (%s)', gmdate('Y-m-d H:i:s', $expiresAt), self::relative($expiresAt - $now));
     }
 
     /** `in 25s`, `5m0s ago`, `now`. */

@@ -5,13 +5,9 @@ declare(strict_types=1);
 namespace Ddblock\Laravel\Console;
 
 use Aws\Exception\AwsException;
+use Ddblock\Laravel\TableView;
 
-/**
- * `php artisan ddblock:doctor`: checks the store's table and this host's clock and says what to
- * fix; the `ddblock doctor` command of the CLI (same checks, lines and exit statuses: 1 when a
- * check fails, else 0, warnings included), with the layout the installed Laravel writes, plus
- * the `clock` check ({@see \Ddblock\Laravel\ClockOffset}).
- */
+/** `php artisan ddblock:doctor`: checks the store's table and this host's clock (the CLI's `doctor`). */
 class DoctorCommand extends DdblockCommand
 {
     /** @var string */
@@ -40,35 +36,14 @@ class DoctorCommand extends DdblockCommand
         }
         $view = new TableView($store);
         try {
-            $r = (new Doctor($view))->run(! $this->option('no-scan'), (bool) $this->option('all'), (int) $minRemaining);
+            $doctor = new Doctor($view, $this->storeOption);
+            $r = $doctor->run(! $this->option('no-scan'), (bool) $this->option('all'), (int) $minRemaining);
         } catch (AwsException $e) {
-            $this->problem(sprintf(
-                'doctor could not check table `%s` at %s: %s',
-                $view->table,
-                $view->endpoint(),
-                $e->isConnectionError() || $e->getAwsErrorCode() === null
-                    ? 'no answer from DynamoDB: ' . $e->getMessage()
-                    : $e->getAwsErrorCode() . ': ' . ($e->getAwsErrorMessage() ?? 'no message')
-            ), $e->isConnectionError() ? 'transport' : 'service');
-
-            return self::EXIT_FAILURE;
+            return $this->failed($e, 'doctor could not check', $view);
         }
         if ($this->option('json')) {
-            $this->sayJson([
-                'table' => $view->table,
-                'endpoint' => $view->endpoint(),
-                'store' => $storeName,
-                'layout' => $view->layout,
-                'prefix' => $view->prefix,
-                'healthy' => $r['healthy'],
-                'table_status' => $r['table_status'],
-                'billing_mode' => $r['billing_mode'],
-                'ttl' => $r['ttl'],
-                'checks' => $r['checks'],
-                'counts' => $r['counts'],
-                'default_ttl_locks' => $r['default_ttl_locks'],
-                'clock' => $r['clock'],
-            ]);
+            $this->sayJson(['table' => $view->table, 'endpoint' => $view->endpoint(), 'store' => $storeName,
+                'layout' => $view->layout, 'prefix' => $view->prefix] + array_diff_key($r, ['now' => 0]));
         } else {
             $this->say(sprintf(
                 'table `%s` at %s (cache store `%s`%s, layout `%s`, prefix `%s`)',
@@ -81,15 +56,17 @@ class DoctorCommand extends DdblockCommand
             ));
             foreach ($r['checks'] as $check) {
                 $this->say(sprintf('  %-7s %-17s %s', $check['status'], $check['id'], $check['detail']));
-                if ($check['fix'] !== null) {
-                    $this->say(sprintf('  %-7s %-17s fix: %s', '', '', $check['fix']));
+                foreach (explode("\n", $check['fix'] ?? '') as $i => $line) {
+                    if ($line !== '') {
+                        $this->say(str_repeat(' ', 28) . ($i === 0 ? 'fix: ' : '     ') . $line);
+                    }
                 }
             }
             foreach ($r['default_ttl_locks'] as $lock) {
                 $this->say(sprintf(
-                    '          ttl-0 lock `%s` (key %s), %s',
-                    $lock['name'] ?? '?',
-                    $lock['key'],
+                    '          ttl-0 lock %s (key %s), %s',
+                    self::shell((string) $lock['name']),
+                    self::shell($lock['key']),
                     self::until($lock['expires_at'], $r['now'])
                 ));
             }

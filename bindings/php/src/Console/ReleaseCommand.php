@@ -6,13 +6,7 @@ namespace Ddblock\Laravel\Console;
 
 use Ddblock\Laravel\LockException;
 
-/**
- * `php artisan ddblock:release NAME --force`: deletes lock NAME whoever holds it (the lock's
- * `forceRelease()`, one DeleteItem), for an operator who knows the holder is gone. Without
- * `--force` nothing is deleted and it exits 2, a bad command line, as `ddblock release NAME`
- * without `--owner` does; with it, as `ddblock force-release NAME`: exit 0, also when there was
- * no lock.
- */
+/** `php artisan ddblock:release NAME --force`: deletes a lock whoever holds it (the CLI's `force-release`). */
 class ReleaseCommand extends DdblockCommand
 {
     /** @var string */
@@ -30,40 +24,46 @@ class ReleaseCommand extends DdblockCommand
         $name = (string) $this->argument('name');
         if (! $this->option('force')) {
             $this->problem(sprintf(
-                'ddblock:release deletes lock `%s` whoever holds it, and its holder may still be working: '
-                . 'pass --force to delete it (see who holds it with `php artisan ddblock:status %s`; '
-                . 'a holder releases its own lock with Cache::restoreLock($name, $owner)->release())',
-                $name,
-                $name
+                'ddblock:release deletes lock %s whoever holds it, and its holder may still be working: pass --force '
+                . 'to delete it (see who holds it with `php artisan ddblock:status %s`; a holder releases its own lock '
+                . 'with Cache::restoreLock($name, $owner)->release())',
+                self::shell($name),
+                self::shell($name)
             ));
 
             return self::EXIT_USAGE;
         }
         $found = $this->dynamoStore();
-        if ($found === null) {
-            return self::EXIT_FAILURE;
-        }
-        [, $store] = $found;
-        $key = $this->lockKey($store, $name);
+        $key = $found === null ? null : $this->lockKey($found[1], $name);
         if ($key === null) {
             return self::EXIT_FAILURE;
         }
+        $store = $found[1];
+        $table = (fn () => $this->table)->call($store);
         try {
-            $store->lock($name, 0)->forceRelease();
+            // The lock's forceRelease() request, asked whether there was an item.
+            $released = (fn (): bool => $this->locks->requests()
+                ->forceRelease($this->name, $this->locks->releasedExpiry(), true))->call($store->lock($name, 0));
         } catch (LockException $e) {
-            $this->problem(
-                $e->getMessage(),
-                $e->isConnectionError() ? 'transport'
-                    : ($e->getAwsErrorCode() === 'ResourceNotFoundException' ? 'table_not_found' : 'service')
-            );
+            return $this->failed($e, $e->getMessage());
+        }
+        $result = ['released' => $released, 'force_released' => $released, 'name' => $name, 'key' => $key];
+        if (! $released) {
+            // A name pasted without quotes loses its backslashes: say so rather than report a release.
+            $this->problem(sprintf(
+                'no lock named %s in table `%s` (key %s); names are exact: quote names that hold backslashes',
+                self::shell($name, true),
+                $table,
+                self::shell($key)
+            ), 'not_found', false);
+            if ($this->option('json')) {
+                $this->sayJson($result + ['reason' => 'not_found', 'table' => $table]);
+            }
 
             return self::EXIT_FAILURE;
         }
-        if ($this->option('json')) {
-            $this->sayJson(['force_released' => true, 'name' => $name, 'key' => $key]);
-        } else {
-            $this->say(sprintf('force-released lock `%s` (key %s)', $name, $key));
-        }
+        $this->option('json') ? $this->sayJson($result)
+            : $this->say(sprintf('force-released lock %s (key %s)', self::shell($name), self::shell($key)));
 
         return self::EXIT_OK;
     }

@@ -5,15 +5,12 @@ declare(strict_types=1);
 namespace Ddblock\Laravel\Console;
 
 use Aws\DynamoDb\Exception\DynamoDbException;
-use Ddblock\Laravel\DynamoDbStore;
 use Ddblock\Laravel\LockException;
+use Ddblock\Laravel\LockFactory;
+use Ddblock\Laravel\TableView;
 use Illuminate\Support\Carbon;
 
-/**
- * `php artisan ddblock:status NAME`: who holds lock NAME now (one strongly consistent GetItem),
- * until when, and its fencing token; the `ddblock status` command of the CLI, same fields,
- * wording and exit statuses (0 whether held or free, 1 on an error).
- */
+/** `php artisan ddblock:status NAME`: who holds a lock, until when, and its fencing token (the CLI's `status`). */
 class StatusCommand extends DdblockCommand
 {
     /** @var string */
@@ -28,72 +25,49 @@ class StatusCommand extends DdblockCommand
     public function handle(): int
     {
         $found = $this->dynamoStore();
-        if ($found === null) {
-            return self::EXIT_FAILURE;
-        }
-        [, $store] = $found;
         $name = (string) $this->argument('name');
-        $key = $this->lockKey($store, $name);
+        $key = $found === null ? null : $this->lockKey($found[1], $name);
         if ($key === null) {
             return self::EXIT_FAILURE;
         }
-        $view = new TableView($store);
+        $view = new TableView($found[1]);
         try {
             $item = $view->client->getItem([
                 'TableName' => $view->table,
                 'Key' => [$view->keyAttribute => ['S' => $key]],
                 'ConsistentRead' => true,
-            ])['Item'] ?? null;
+            ])['Item'] ?? [];
         } catch (DynamoDbException $e) {
-            $error = LockException::fromAws($e, 'read the owner of', $view->table, $key);
-            $kind = $e->getAwsErrorCode() === 'ResourceNotFoundException' ? 'table_not_found' : 'service';
-            $this->problem($error->getMessage(), $e->isConnectionError() ? 'transport' : $kind);
-
-            return self::EXIT_FAILURE;
+            return $this->failed($e, LockException::fromAws($e, 'read the owner of', $view->table, $key)->getMessage());
         }
         $now = Carbon::now()->getTimestamp();
-        $holder = null;
-        if (is_array($item) && $item !== []) {
-            [$expiresAt] = $view->expiry($item);
-            // Laravel's isExpired(): expired once now >= expires_at; an expired item still in the
-            // table reads as free, as it does for Laravel and for acquire.
-            if ($expiresAt === null || $now < $expiresAt) {
-                [$owner, $ownerJson] = $view->owner($item);
-                $holder = [
-                    'owner' => $owner,
-                    'owner_json' => $ownerJson,
-                    'expires_at' => $expiresAt,
-                    'fence' => DynamoDbStore::fenceOf($item),
-                ];
-            }
-        }
+        [$expiresAt] = $view->expiry($item);
+        // Laravel's isExpired(): an expired item still in the table reads as free.
+        $held = $item !== [] && ($expiresAt === null || $now < $expiresAt);
+        $owner = $held ? $view->owner($item) : null;
+        $fence = $held ? LockFactory::fenceOf($item) : null;
         if ($this->option('json')) {
             $this->sayJson([
                 'name' => $name,
                 'key' => $key,
-                'held' => $holder !== null,
-                'owner' => $holder['owner_json'] ?? null,
-                'expires_at' => $holder['expires_at'] ?? null,
-                'expires_in' => isset($holder['expires_at']) ? $holder['expires_at'] - $now : null,
-                'fence' => $holder['fence'] ?? null,
+                'held' => $held,
+                'owner' => $owner,
+                'expires_at' => $held ? $expiresAt : null,
+                'expires_in' => $held && $expiresAt !== null ? $expiresAt - $now : null,
+                'fence' => $fence,
             ]);
-
-            return self::EXIT_OK;
+        } elseif (! $held) {
+            $this->say(sprintf('lock %s (key %s) is free', self::shell($name), self::shell($key)));
+        } else {
+            $this->say(sprintf(
+                'lock %s (key %s) is held by owner %s %s, %s',
+                self::shell($name),
+                self::shell($key),
+                $owner === null ? '(not a string)' : (string) $owner,
+                self::until($expiresAt, $now),
+                $fence === null ? 'no fencing token (taken by stock Laravel)' : 'fencing token ' . $fence
+            ));
         }
-        if ($holder === null) {
-            $this->say(sprintf('lock `%s` (key %s) is free', $name, $key));
-
-            return self::EXIT_OK;
-        }
-        $this->say(sprintf(
-            'lock `%s` (key %s) is held by owner %s %s, %s',
-            $name,
-            $key,
-            $holder['owner'] ?? '(not a string)',
-            self::until($holder['expires_at'], $now),
-            $holder['fence'] === null
-                ? 'no fencing token (taken by stock Laravel)' : 'fencing token ' . $holder['fence']
-        ));
 
         return self::EXIT_OK;
     }

@@ -20,7 +20,8 @@ use Illuminate\Support\Facades\Facade;
  * vendor/composer/installed.json listing the package with its composer.json, so Laravel's own
  * PackageManifest discovers the service provider from `extra.laravel.providers`; the classes are
  * autoloaded from composer.json's PSR-4 map (tests/bootstrap.php). Nothing registers the
- * provider by hand.
+ * provider by hand. With DDBLOCK_APP_DIR, the base path is that app, where Composer itself
+ * installed the package (compat-tests/packages/install-tests.py).
  */
 final class TestApp
 {
@@ -30,17 +31,21 @@ final class TestApp
      */
     public static function boot(array $cache, ?array $ddblock = null): Application
     {
-        $base = sys_get_temp_dir() . '/ddblock-app-' . getmypid() . '-' . bin2hex(random_bytes(4));
         $files = new Filesystem();
-        $files->makeDirectory($base . '/bootstrap/cache', 0777, true);
-        $files->makeDirectory($base . '/vendor/composer', 0777, true);
-        $composerJson = (string) file_get_contents(ddblock_driver_dir() . '/composer.json');
-        $package = json_decode($composerJson, true, 512, JSON_THROW_ON_ERROR);
-        // Composer 2's installed.json: what `composer require ddblock/laravel` leaves behind.
-        $files->put($base . '/vendor/composer/installed.json', json_encode([
-            'packages' => [$package + ['version' => 'dev-main', 'install-path' => '../ddblock/laravel']],
-            'dev' => false,
-        ], JSON_PRETTY_PRINT | JSON_UNESCAPED_SLASHES));
+        $installed = getenv('DDBLOCK_APP_DIR');
+        $base = $installed ?: sys_get_temp_dir() . '/ddblock-app-' . getmypid() . '-' . bin2hex(random_bytes(4));
+        $files->ensureDirectoryExists($base . '/bootstrap/cache');
+        if (! $installed) {
+            $files->makeDirectory($base . '/vendor/composer', 0777, true);
+            $composerJson = (string) file_get_contents(ddblock_driver_dir() . '/composer.json');
+            $package = json_decode($composerJson, true, 512, JSON_THROW_ON_ERROR);
+            // Composer 2's installed.json: what `composer require ddblock/laravel` leaves behind.
+            $files->put($base . '/vendor/composer/installed.json', json_encode([
+                'packages' => [$package + ['version' => '0.1.0', 'install-path' => '../ddblock/laravel']],
+                'dev' => false,
+            ], JSON_PRETTY_PRINT | JSON_UNESCAPED_SLASHES));
+            register_shutdown_function(static fn () => $files->deleteDirectory($base));
+        }
 
         $app = new Application($base);
         $config = ['app' => ['providers' => [CacheServiceProvider::class]], 'cache' => $cache];
@@ -53,7 +58,6 @@ final class TestApp
 
         Facade::clearResolvedInstances();
         Facade::setFacadeApplication($app);
-        register_shutdown_function(static fn () => $files->deleteDirectory($base));
 
         return $app;
     }
@@ -101,5 +105,41 @@ final class TestApp
         $app->singleton(ExceptionHandler::class, Handler::class);
 
         return $app->make(KernelContract::class);
+    }
+
+    /**
+     * `php artisan ARGS` in a subprocess (tests/Support/artisan.php) for an app with `$cache` and
+     * `$ddblock`, under `faketime -f $skew` when given: [exit status, stdout, stderr]. A string
+     * `$command` is a shell line, run by bash with `php artisan` meaning this app's artisan.
+     *
+     * @param  array<string, mixed>  $cache
+     * @param  array<string, mixed>|null  $ddblock
+     * @param  list<string>|string  $command
+     * @return array{0: int, 1: string, 2: string}
+     */
+    public static function artisan(array $cache, ?array $ddblock, $command, ?string $skew = null): array
+    {
+        $script = __DIR__ . '/artisan.php';
+        $command = is_string($command) ? ['bash', '-c', sprintf(
+            'php() { if [ "$1" = artisan ]; then shift; command php %s "$@"; else command php "$@"; fi; }; %s',
+            escapeshellarg($script),
+            $command
+        )] : array_merge([PHP_BINARY, $script], $command);
+        if ($skew !== null) {
+            $command = array_merge(['faketime', '-f', $skew], $command);
+        }
+        // Only the wall clock is faked: the SDK's and PHP's timers keep the real monotonic clock.
+        $env = getenv() + ['DONT_FAKE_MONOTONIC' => '1'];
+        $env['DDBLOCK_TEST_APP'] = json_encode(['cache' => $cache, 'ddblock' => $ddblock], JSON_THROW_ON_ERROR);
+        $process = proc_open($command, [1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes, null, $env);
+        if (! is_resource($process)) {
+            throw new \RuntimeException('could not start ' . implode(' ', $command) . ' (faketime: setup.sh base)');
+        }
+        $out = (string) stream_get_contents($pipes[1]);
+        $err = (string) stream_get_contents($pipes[2]);
+        fclose($pipes[1]);
+        fclose($pipes[2]);
+
+        return [proc_close($process), $out, $err];
     }
 }
