@@ -17,7 +17,7 @@ use ddblock::Store;
 
 /// Time between the clock measurement's requests: five of them fall at different points of a
 /// second, which narrows what their whole-second `Date` headers show.
-const CLOCK_SPACING: Duration = Duration::from_millis(230);
+pub const CLOCK_SPACING: Duration = Duration::from_millis(230);
 
 /// An interval that holds this host's clock offset to the server's (`local - server`, seconds;
 /// positive: this host runs ahead).
@@ -139,6 +139,22 @@ pub enum ClockReading {
 }
 
 impl ClockReading {
+    /// What answers show together: the intersection of their intervals, [`ClockReading::Inconsistent`]
+    /// when two exclude each other, [`ClockReading::NoDate`] without any.
+    pub fn of(answers: impl IntoIterator<Item = ClockOffset>) -> ClockReading {
+        let mut found: Option<ClockOffset> = None;
+        for seen in answers {
+            found = match found {
+                None => Some(seen),
+                Some(f) => match f.intersect(seen) {
+                    Some(both) => Some(both),
+                    None => return ClockReading::Inconsistent,
+                },
+            };
+        }
+        found.map_or(ClockReading::NoDate, ClockReading::Measured)
+    }
+
     /// Why nothing was measured (`no Date header`, `the answers disagree`), `None` when measured:
     /// the `unmeasured` field of every front's doctor report.
     pub fn unmeasured(&self) -> Option<&'static str> {
@@ -154,23 +170,14 @@ impl ClockReading {
 /// [`CLOCK_SPACING`] apart, so that their sends fall at different points of a second, and the
 /// intersection of what their `Date` headers show.
 pub(crate) async fn measure(store: &Store, answers: u32) -> ClockReading {
-    let mut found: Option<ClockOffset> = None;
+    let mut seen = Vec::new();
     for i in 0..answers {
         if i > 0 {
             tokio::time::sleep(CLOCK_SPACING).await;
         }
-        let Some(seen) = store.clock_sample().await else {
-            continue;
-        };
-        found = match found {
-            None => Some(seen.into()),
-            Some(f) => match f.intersect(seen.into()) {
-                Some(both) => Some(both),
-                None => return ClockReading::Inconsistent,
-            },
-        };
+        seen.extend(store.clock_sample().await.map(ClockOffset::from));
     }
-    found.map_or(ClockReading::NoDate, ClockReading::Measured)
+    ClockReading::of(seen)
 }
 
 #[cfg(test)]

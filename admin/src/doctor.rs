@@ -24,6 +24,8 @@ pub const DEFAULT_LONG_LOCK_SECS: i64 = 3600;
 pub const DEFAULT_TTL_SKEW_SECS: i64 = 60;
 /// Default of [`DoctorOptions::clock_answers`]: answers whose `Date` headers measure the clock.
 pub const DEFAULT_CLOCK_ANSWERS: u32 = 5;
+/// Default of [`DoctorOptions::examples`]: ttl-0 locks listed.
+pub const DEFAULT_EXAMPLES: usize = 10;
 
 /// Options of [`Admin::doctor`].
 #[derive(Debug, Clone)]
@@ -39,7 +41,7 @@ impl Default for DoctorOptions {
         DoctorOptions {
             scan: Some(ScanOptions::default()),
             min_remaining_secs: DEFAULT_LONG_LOCK_SECS,
-            examples: 10,
+            examples: DEFAULT_EXAMPLES,
             clock_answers: DEFAULT_CLOCK_ANSWERS,
         }
     }
@@ -147,7 +149,7 @@ impl Admin {
         } else {
             let reading = clock::measure(&self.store, opts.clock_answers).await;
             report.clock = Some(reading);
-            clock_check(reading, c.clock_skew_margin())
+            reading.check(c.clock_skew_margin())
         };
         let skipped = |id, why: &str| Check {
             id,
@@ -372,6 +374,14 @@ impl Admin {
         report.counts = Some(counts);
         report.default_ttl_examples = examples;
         Ok(report)
+    }
+}
+
+impl ClockReading {
+    /// The doctor's clock check of this reading: this host's offset to DynamoDB's clock against
+    /// the offset the clock-skew margin allows.
+    pub fn check(self, margin: Duration) -> Check {
+        clock_check(self, margin)
     }
 }
 

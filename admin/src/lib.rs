@@ -1,7 +1,7 @@
 //! ddblock-admin: table administration and diagnostics for a [`ddblock::Store`]: creating the
-//! table, scanning items, sweeping expired ones, and `doctor` (the table, TTL, stuck-looking ttl-0
-//! locks, the key layout, this host's clock offset, and, with the s3 lock backend, a probe of the
-//! bucket's conditional requests). The CLI's `list`, `sweep`, `doctor` and `create-table`, and
+//! table, scanning items, sweeping expired ones (and, on request, locks stuck since taken with ttl
+//! 0), and `doctor` (the table, TTL, stuck-looking ttl-0 locks, the key layout, this host's clock
+//! offset, and, with the s3 lock backend, a probe of the bucket's conditional requests). The CLI's `list`, `sweep`, `doctor` and `create-table`, and
 //! the Python and Node admin methods, are thin layers over [`Admin`]; nothing here prints. Long
 //! operations report progress through a callback (`Fn(&ScanProgress)`), called after every page
 //! of every scan segment.
@@ -28,9 +28,10 @@ mod table;
 
 use ddblock::{LockBackendKind, Store, StoreConfig};
 
-pub use clock::{ClockOffset, ClockReading, OffsetVerdict};
+pub use clock::{ClockOffset, ClockReading, OffsetVerdict, CLOCK_SPACING};
 pub use doctor::{
-    DoctorOptions, DEFAULT_CLOCK_ANSWERS, DEFAULT_LONG_LOCK_SECS, DEFAULT_TTL_SKEW_SECS,
+    DoctorOptions, DEFAULT_CLOCK_ANSWERS, DEFAULT_EXAMPLES, DEFAULT_LONG_LOCK_SECS,
+    DEFAULT_TTL_SKEW_SECS,
 };
 pub use report::{Check, CheckId, CheckStatus, DoctorReport, ItemCounts, S3ProbeReport};
 pub use requests::{TableInfo, TtlState};
@@ -39,7 +40,7 @@ pub use scan::{
     looks_like_generated_owner, ItemKind, ScanItem, ScanOptions, ScanProgress, ScanReport, Scope,
     DEFAULT_SEGMENTS, MAX_SEGMENTS,
 };
-pub use sweep::{SweepOptions, SweepReport, DEFAULT_SWEEP_GRACE_SECS};
+pub use sweep::{SweepOptions, SweepReason, SweepReport, SweptItem, DEFAULT_SWEEP_GRACE_SECS};
 pub use table::{CreateTableOptions, CreateTableReport, DEFAULT_CREATE_WAIT};
 
 /// Administration of one store's table (and bucket): cheap to clone.

@@ -1,6 +1,6 @@
 //! The requests of table administration, the only code of this crate that touches
 //! `aws-sdk-dynamodb` (through the store's client and the core's error classifier,
-//! `ddblock::sdk`): create, describe, TTL, scan pages, a sweep's conditional delete.
+//! `ddblock::sdk`): create, describe, TTL, scan pages, a sweep's conditional deletes.
 
 use aws_sdk_dynamodb::config::http::HttpResponse;
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
@@ -8,7 +8,7 @@ use aws_sdk_dynamodb::types::{
     AttributeDefinition, AttributeValue, BillingMode, KeySchemaElement, KeyType,
     ScalarAttributeType, TableDescription, TableStatus, TimeToLiveSpecification, TimeToLiveStatus,
 };
-use ddblock::format::item::ItemView;
+use ddblock::format::item::{ItemView, ATTEMPT_ATTRIBUTE, FENCE_ATTRIBUTE};
 use ddblock::sdk::{dynamodb_error, item_view, service_code, Item};
 use ddblock::{Error, Result};
 
@@ -278,10 +278,25 @@ impl Admin {
                 .expression_attribute_values(":prefix", AttributeValue::S(p.to_owned()));
         }
         if let Some(cutoff) = filter.expired_before {
-            parts.push("#expires_at < :cutoff");
+            // A number first: moto answers HTTP 500 to `<` on a string expiry (DynamoDB: false).
             req = req
                 .expression_attribute_names("#expires_at", c.expiration_attribute())
+                .expression_attribute_values(":number", AttributeValue::S("N".into()))
                 .expression_attribute_values(":cutoff", AttributeValue::N(cutoff.to_string()));
+            match filter.expires_between {
+                None => {
+                    parts.push("attribute_type(#expires_at, :number) AND #expires_at < :cutoff")
+                }
+                Some((low, high)) => {
+                    parts.push(
+                        "attribute_type(#expires_at, :number) AND (#expires_at < :cutoff OR \
+                         #expires_at BETWEEN :low AND :high)",
+                    );
+                    req = req
+                        .expression_attribute_values(":low", AttributeValue::N(low.to_string()))
+                        .expression_attribute_values(":high", AttributeValue::N(high.to_string()));
+                }
+            }
         }
         if !parts.is_empty() {
             req = req.filter_expression(parts.join(" AND "));
@@ -296,8 +311,11 @@ impl Admin {
             items: out
                 .items
                 .unwrap_or_default()
-                .iter()
-                .map(|i| item_view(c, i))
+                .into_iter()
+                .map(|raw| Scanned {
+                    view: item_view(c, &raw),
+                    raw: AsRead(raw),
+                })
                 .collect(),
         })
     }
@@ -325,6 +343,44 @@ impl Admin {
         }
     }
 
+    /// A sweep's delete of a stuck-looking lock: only while the item is as the scan read it
+    /// (`attribute_exists(#k)` and, for the value, the expiry, `ddblock_attempt` and
+    /// `ddblock_fence`, `#a = :a` when the scan read it, else `attribute_not_exists(#a)`), so a
+    /// lock taken, refreshed or released since the scan stays. True when deleted.
+    pub(crate) async fn delete_if_unchanged(&self, k: &str, seen: &AsRead) -> Result<bool> {
+        let c = self.config();
+        let mut req = self
+            .store
+            .client()
+            .await?
+            .delete_item()
+            .table_name(c.table())
+            .key(c.key_attribute(), AttributeValue::S(k.to_owned()))
+            .expression_attribute_names("#k", c.key_attribute());
+        let mut parts = vec!["attribute_exists(#k)".to_owned()];
+        for (p, attribute) in [
+            ("v", c.value_attribute()),
+            ("e", c.expiration_attribute()),
+            ("a", ATTEMPT_ATTRIBUTE),
+            ("f", FENCE_ATTRIBUTE),
+        ] {
+            req = req.expression_attribute_names(format!("#{p}"), attribute);
+            parts.push(match seen.0.get(attribute) {
+                Some(v) => {
+                    req = req.expression_attribute_values(format!(":{p}"), v.clone());
+                    format!("#{p} = :{p}")
+                }
+                None => format!("attribute_not_exists(#{p})"),
+            });
+        }
+        let res = req.condition_expression(parts.join(" AND ")).send().await;
+        match res {
+            Ok(_) => Ok(true),
+            Err(e) if service_code(&e) == Some("ConditionalCheckFailedException") => Ok(false),
+            Err(e) => Err(self.fail("DeleteItem", e)),
+        }
+    }
+
     /// A failed request of `operation`, as ddblock's error kinds.
     fn fail<E>(&self, operation: &'static str, err: SdkError<E, HttpResponse>) -> Error
     where
@@ -341,7 +397,22 @@ pub(crate) struct ScanFilter {
     pub(crate) key_prefix: Option<String>,
     /// Items with `#expires_at < :cutoff`.
     pub(crate) expired_before: Option<i64>,
+    /// With `expired_before`: also items with `:low <= #expires_at <= :high`.
+    pub(crate) expires_between: Option<(i64, i64)>,
 }
+
+/// One scanned item: what it means, and the item as read.
+#[derive(Debug)]
+pub(crate) struct Scanned {
+    /// The item as the format layer reads it.
+    pub(crate) view: ItemView,
+    /// The item as read (a sweep's unchanged condition compares with it).
+    pub(crate) raw: AsRead,
+}
+
+/// A raw item as a scan read it, kept opaque outside this file.
+#[derive(Debug)]
+pub(crate) struct AsRead(Item);
 
 /// Where the next page of a segment starts (DynamoDB's `LastEvaluatedKey`, kept opaque).
 #[derive(Debug, Clone)]
@@ -351,7 +422,7 @@ pub(crate) struct StartKey(Item);
 #[derive(Debug)]
 pub(crate) struct ScanPage {
     /// The items of the page that passed the filter.
-    pub(crate) items: Vec<ItemView>,
+    pub(crate) items: Vec<Scanned>,
     /// Items DynamoDB evaluated (`ScannedCount`).
     pub(crate) scanned: u64,
     /// The start of the next page, `None` after the last.

@@ -11,7 +11,7 @@ use futures_util::{StreamExt, TryStreamExt};
 use ddblock::format::item::{self, is_expired, Expiry, ItemView, Value, OWNER_LEN};
 use ddblock::{Error, Holder, PhpValue, Result, StoredValue};
 
-use crate::requests::{ScanFilter, StartKey};
+use crate::requests::{ScanFilter, Scanned, StartKey};
 use crate::Admin;
 
 /// Whether a stored value is a PHP string of 16 `[A-Za-z0-9]`, the owner Laravel's `Str::random()`
@@ -294,6 +294,7 @@ impl Admin {
         ScanFilter {
             key_prefix: (scope == Scope::Prefix).then(|| self.config().effective_prefix()),
             expired_before: None,
+            expires_between: None,
         }
     }
 
@@ -315,7 +316,7 @@ impl Admin {
                 .matched
                 .fetch_add(items.len() as u64, Ordering::Relaxed);
             for it in &items {
-                each(self.scan_item(it, now));
+                each(self.scan_item(&it.view, now));
             }
             Ok(())
         })
@@ -337,7 +338,7 @@ impl Admin {
         on_page: F,
     ) -> Result<()>
     where
-        F: Fn(Vec<ItemView>) -> Fut,
+        F: Fn(Vec<Scanned>) -> Fut,
         Fut: Future<Output = Result<()>>,
     {
         let total = counters.segments;
@@ -368,7 +369,7 @@ impl Admin {
     }
 
     /// A scanned item as ddblock sees it; `None` when its key attribute is missing or not a string.
-    fn scan_item(&self, it: &ItemView, now: i64) -> Option<ScanItem> {
+    pub(crate) fn scan_item(&self, it: &ItemView, now: i64) -> Option<ScanItem> {
         let key = it.key.clone()?;
         let value = it.value.stored().cloned();
         let expires_at = it.expiry.at();

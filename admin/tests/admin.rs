@@ -1,5 +1,5 @@
 //! Table administration against real local servers: scans (kinds, names, expiry, segments, pages),
-//! sweeping only expired items, doctor checks and heuristics, idempotent table creation.
+//! doctor checks and heuristics, idempotent table creation (sweeps: sweep.rs).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -8,11 +8,11 @@ use aws_sdk_dynamodb::types::{KeyType, ScalarAttributeType};
 use ddblock::{ErrorKind, KeyLayout, PhpValue, Store, StoreConfig};
 use ddblock_admin::{
     looks_like_generated_owner, Admin, CheckId, CheckStatus, CreateTableOptions, DoctorOptions,
-    ItemKind, ScanOptions, Scope, SweepOptions, TtlState,
+    ItemKind, ScanOptions, Scope, TtlState,
 };
 use ddblock_fault_proxy::FaultConfig;
 use ddblock_test_support::env::{Env, FaultyTable};
-use ddblock_test_support::{laravel_item, n, on_servers, s, Server};
+use ddblock_test_support::{laravel_item, on_servers, s, Server};
 
 fn text(v: &str) -> PhpValue {
     PhpValue::String(v.as_bytes().to_vec())
@@ -161,79 +161,6 @@ async fn classify_follows_the_layout(server: Server) {
         (ItemKind::Lock, Some("orders".into()))
     );
     assert!(looks_like_generated_owner(&stored(&owner)));
-}
-
-async fn sweep_deletes_only_expired_items(server: Server) {
-    let env = Env::new(server).await;
-    let store = env.store(KeyLayout::Laravel12);
-    let t = env.now();
-    let owner = s(r#"s:16:"y5lgfdhGNbGy3sTY";"#);
-    env.put_raw(laravel_item("app_live", owner.clone(), t + 100))
-        .await;
-    env.put_raw(laravel_item("app_boundary", owner.clone(), t))
-        .await; // reads expired, not yet `<`
-    env.put_raw(laravel_item("app_recent", s("i:1;"), t - 30))
-        .await;
-    env.put_raw(laravel_item("app_old_lock", owner.clone(), t - 1000))
-        .await;
-    env.put_raw(laravel_item("app_old_cache", n(5), t - 1000))
-        .await;
-    env.put_raw(laravel_item("other_old", n(5), t - 1000)).await;
-    env.put_raw(std::collections::HashMap::from([
-        ("key".to_owned(), s("app_forever")),
-        ("value".to_owned(), s("b:1;")),
-    ]))
-    .await;
-
-    // Dry run with the default 60 s grace: the two old items in scope, nothing deleted.
-    let dry = Admin::new(&store)
-        .sweep_expired(&SweepOptions::new().dry_run(true), |_| {})
-        .await
-        .unwrap();
-    assert_eq!((dry.expired, dry.deleted, dry.skipped), (2, 0, 0));
-    assert!(dry.dry_run);
-    assert_eq!(dry.cutoff, t - 60);
-    assert!(env.raw("app_old_lock").await.is_some());
-
-    let last = AtomicU64::new(0);
-    let r = Admin::new(&store)
-        .sweep_expired(&SweepOptions::new(), |p| {
-            last.store(p.deleted, Ordering::SeqCst)
-        })
-        .await
-        .unwrap();
-    assert_eq!((r.expired, r.deleted, r.skipped), (2, 2, 0));
-    assert_eq!(last.load(Ordering::SeqCst), 2, "progress saw the deletes");
-    assert!(env.raw("app_old_lock").await.is_none());
-    assert!(env.raw("app_old_cache").await.is_none());
-    assert!(env.raw("other_old").await.is_some(), "outside the prefix");
-    assert!(env.raw("app_recent").await.is_some(), "within the grace");
-
-    // Grace 0 and every item: what is strictly expired goes, the rest stays.
-    let r = Admin::new(&store)
-        .sweep_expired(
-            &SweepOptions::new()
-                .grace_secs(0)
-                .scan(ScanOptions::new().scope(Scope::All).segments(3)),
-            |_| {},
-        )
-        .await
-        .unwrap();
-    assert_eq!((r.expired, r.deleted), (2, 2));
-    assert!(env.raw("app_recent").await.is_none());
-    assert!(env.raw("other_old").await.is_none());
-    for kept in ["app_live", "app_boundary", "app_forever"] {
-        assert!(env.raw(kept).await.is_some(), "{kept} must stay");
-    }
-    // A lock still held by its owner is released normally afterwards.
-    let lock = store.restore_lock("live", "y5lgfdhGNbGy3sTY").unwrap();
-    assert!(lock.release().await.unwrap().is_released());
-
-    let err = Admin::new(&store)
-        .sweep_expired(&SweepOptions::new().grace_secs(-1), |_| {})
-        .await
-        .unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::Config);
 }
 
 /// A layout that does not match the keys in the table is a warning that names the right one.
@@ -593,7 +520,6 @@ on_servers!(
     doctor_warns_when_no_item_carries_the_prefix_derived_from_app_name,
     scan_reports_kinds_names_owners_and_expiry,
     classify_follows_the_layout,
-    sweep_deletes_only_expired_items,
     doctor_counts_and_flags_ttl0_locks,
     doctor_fails_on_missing_table_and_wrong_schema,
     create_table_is_idempotent_and_enables_ttl,

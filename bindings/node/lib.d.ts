@@ -154,7 +154,8 @@ export declare class Lock {
   /** Laravel's `block`: the expiry (Unix seconds), or rejects with `LOCK_TIMEOUT` (or `ABORTED`). */
   block(timeoutMs: number, options?: AbortOptions): Promise<number>
   release(): Promise<boolean>
-  forceRelease(): Promise<void>
+  /** Deletes the lock whoever holds it: true when a lock item was there (false: nothing to release). */
+  forceRelease(): Promise<boolean>
   refresh(ttl?: number): Promise<boolean>
   isLocked(): Promise<boolean>
   isOwned(): Promise<boolean>

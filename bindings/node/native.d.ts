@@ -105,8 +105,8 @@ export declare class NativeLock {
   enter(timeoutMs: number, cancel?: NativeCancel | undefined | null): Promise<NativeHeld>
   /** ONE DeleteItem conditioned on our owner: true when this call deleted our lock. */
   release(): Promise<boolean>
-  /** Deletes the lock whoever holds it. */
-  forceRelease(): Promise<void>
+  /** Deletes the lock whoever holds it: true when a lock item was there. */
+  forceRelease(): Promise<boolean>
   /** Extends our live lock to now + `ttl` (the lock's ttl by default); false when not ours. */
   refresh(ttl?: number): Promise<boolean>
   /** Whether anyone holds the lock now (consistent read). */

@@ -385,19 +385,24 @@ def release_keep_fence(layout: str) -> list:
 def force_release(layout: str) -> dict:
     x = Ctx(layout)
 
-    def kept(cid, desc, before, after):
+    def kept(cid, desc, before, after, outcome="expired"):
         return case(cid, desc, x, x.input(OWNER, 10, release_mode=KEEP_FENCE), before, [x.expire_any()],
-                    "expired", None, after)
+                    outcome, None, after)
 
     return {
         "summary": "Delete the lock whoever holds it (Laravel's forceRelease()): one unconditional "
-        "DeleteItem. With input.release_mode \"keep-fence\": one UpdateItem conditioned on "
-        "attribute_exists(#key) that expires the item and keeps its fence, as a keep-fence release.",
+        "DeleteItem with ReturnValues ALL_OLD, whose old item says whether there was a lock item "
+        "(ddblock's force_release() returns it; Laravel's forceRelease() returns nothing). With "
+        "input.release_mode \"keep-fence\": one UpdateItem conditioned on attribute_exists(#key) that "
+        "expires the item and keeps its fence, as a keep-fence release.",
         "answers": [
-            {"answer": "200", "outcome": "deleted", "meaning": "there is no lock item now "
-             "(keep-fence: \"expired\", the item is released with its fence kept)"},
-            {"answer": "ConditionalCheckFailedException (keep-fence only)", "outcome": "expired",
-             "meaning": "there was no item; none is created"},
+            {"answer": "200 with Attributes", "outcome": "deleted", "meaning": "there was a lock item; "
+             "there is none now"},
+            {"answer": "200 (keep-fence)", "outcome": "expired", "meaning": "there was a lock item; it "
+             "is released with its fence kept"},
+            {"answer": "200 without Attributes, or ConditionalCheckFailedException (keep-fence)",
+             "outcome": "not_found", "meaning": "there was no item; none is created, and it is not an "
+             "error (ddblock's force_release() returns false)"},
             {"answer": "any other error", "outcome": "error", "meaning": "an exception"},
         ],
         "cases": [
@@ -405,13 +410,14 @@ def force_release(layout: str) -> dict:
                  x.item(OTHER, NOW + 30, OTHER_ATTEMPT, 6), [x.delete_any()], "deleted", None, None),
             case("held-by-laravel", "Deletes a lock stock Laravel wrote.", x, x.input(OWNER, 10),
                  x.item(OTHER, NOW + 30), [x.delete_any()], "deleted", None, None),
-            case("missing", "Nothing to delete is not an error.", x, x.input(OWNER, 10),
-                 None, [x.delete_any()], "deleted", None, None),
+            case("missing", "Nothing to delete is not an error; no old item comes back.", x,
+                 x.input(OWNER, 10), None, [x.delete_any()], "not_found", None, None),
             kept("keep-fence-held-by-other", "Keep-fence: another owner's live lock is expired, its "
                  "fence kept.", x.item(OTHER, NOW + 30, OTHER_ATTEMPT, 6), x.released(6)),
             kept("keep-fence-held-by-laravel", "Keep-fence: a lock stock Laravel wrote is expired (it "
                  "has no fence).", x.item(OTHER, NOW + 30), x.released(None)),
-            kept("keep-fence-missing", "Keep-fence: no item, none created, not an error.", None, None),
+            kept("keep-fence-missing", "Keep-fence: no item, none created, not an error.", None, None,
+                 "not_found"),
         ],
     }
 

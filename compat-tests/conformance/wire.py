@@ -194,7 +194,8 @@ class Ctx:
         return self.expire("attribute_exists(#key)", names=("#key",))
 
     def delete_any(self) -> dict:
-        return self.request("DeleteItem")
+        """forceRelease(): one unconditional DeleteItem; the old item says whether there was one."""
+        return self.request("DeleteItem", ReturnValues="ALL_OLD")
 
     def update(self, owner: str, seconds: int) -> dict:
         return self.request(

@@ -393,8 +393,9 @@ impl Server {
                 ReleaseOutcome::HeldByOther(h) => json!({ "held_by_other": holder_json(&h) }),
             },
             "force_release" => {
-                lock.force_release().await.map_err(|e| e.to_string())?;
+                let there = lock.force_release().await.map_err(|e| e.to_string())?;
                 json!(match mode {
+                    _ if !there => "not_found",
                     ReleaseMode::Delete => "deleted",
                     ReleaseMode::KeepFence => "expired",
                 })

@@ -1,17 +1,21 @@
 //! The table commands: `list`, `sweep` and `create-table` (and the scan options `doctor` shares):
-//! the core's `ddblock-admin`, printed and mapped to exit statuses.
+//! the core's `ddblock-admin`, printed and mapped to exit statuses. Names and keys a person may
+//! paste into a command are printed shell-quoted (`out::shell`).
 
 use std::time::Duration;
 
 use clap::Args;
+use ddblock::format::input::DEFAULT_LOCK_TTL_SECS;
+use ddblock::time::duration;
 use ddblock::Store;
 use ddblock_admin::{
-    Admin, CreateTableOptions, ItemKind, ScanItem, ScanOptions, Scope, SweepOptions, TtlState,
+    Admin, CreateTableOptions, ItemKind, ScanItem, ScanOptions, Scope, SweepOptions, SweepReason,
+    TtlState, DEFAULT_LONG_LOCK_SECS,
 };
 use serde_json::{json, Value};
 
-use crate::global::{parse_secs, Global};
-use crate::out::{owner_json, plural, print_json, ProgressLine, EXIT_FAILURE, EXIT_OK};
+use crate::global::{parse_duration, parse_secs, Global};
+use crate::out::{owner_json, plural, print_json, shell, ProgressLine, EXIT_FAILURE, EXIT_OK};
 
 /// Scan options shared by list, sweep and doctor.
 #[derive(Debug, Args)]
@@ -48,6 +52,10 @@ pub struct SweepArgs {
     /// Only delete items expired more than SECS ago (margin for clock skew)
     #[arg(long, value_name = "SECS", default_value_t = ddblock_admin::DEFAULT_SWEEP_GRACE_SECS, allow_negative_numbers = true)]
     pub grace: i64,
+    /// Also delete locks that look taken with ttl 0 (a day) longer ago than DURATION: 3600, 90m,
+    /// 2h30m, 1d [default without a value: 3600, doctor's threshold]
+    #[arg(long, value_name = "DURATION", num_args = 0..=1, require_equals = false, value_parser = parse_duration)]
+    pub locks_older_than: Option<Option<i64>>,
 }
 
 /// `create-table`.
@@ -128,9 +136,9 @@ pub async fn list(store: &Store, g: &Global, a: &ListArgs) -> ddblock::Result<i3
                 _ => "never".into(),
             };
             [
-                i.key.clone(),
+                shell(&i.key),
                 i.kind.as_str().into(),
-                i.name.clone().unwrap_or_else(|| "-".into()),
+                i.name.as_deref().map_or_else(|| "-".into(), shell),
                 i.owner.clone().unwrap_or_else(|| "-".into()),
                 expires,
             ]
@@ -169,44 +177,105 @@ pub async fn list(store: &Store, g: &Global, a: &ListArgs) -> ddblock::Result<i3
     Ok(EXIT_OK)
 }
 
-/// `ddblock sweep`: deletes expired items, each conditionally.
+/// `ddblock sweep`: deletes expired items (and, with `--locks-older-than`, stuck-looking locks),
+/// each conditionally; says what it removed (or would) and why.
 pub async fn sweep(store: &Store, g: &Global, a: &SweepArgs) -> ddblock::Result<i32> {
     let progress = ProgressLine::new(g.progress, g.json, "sweep");
+    let age = a
+        .locks_older_than
+        .map(|d| d.unwrap_or(DEFAULT_LONG_LOCK_SECS));
     let opts = SweepOptions::new()
         .scan(scan_options(&a.scan))
         .grace_secs(a.grace)
-        .dry_run(a.dry_run);
+        .dry_run(a.dry_run)
+        .locks_older_than(age);
     let report = Admin::new(store)
         .sweep_expired(&opts, |p| progress.update(p))
         .await;
     progress.finish();
     let r = report?;
+    let table = store.config().table();
     if g.json {
+        let items: Vec<Value> = r
+            .items
+            .iter()
+            .map(|s| {
+                json!({
+                    "key": s.item.key,
+                    "kind": s.item.kind.as_str(),
+                    "name": s.item.name,
+                    "expires_at": s.item.expires_at,
+                    "reason": s.reason.as_str(),
+                    "removed": s.removed,
+                })
+            })
+            .collect();
         print_json(&json!({
-            "table": store.config().table(),
+            "table": table,
             "dry_run": r.dry_run,
             "scanned": r.scanned,
             "expired": r.expired,
+            "stuck_locks": r.stuck_locks,
             "deleted": r.deleted,
             "skipped": r.skipped,
             "cutoff": r.cutoff,
+            "locks_older_than": r.locks_older_than,
+            "items": items,
         }));
-    } else if r.dry_run {
+        return Ok(EXIT_OK);
+    }
+    let locks = match r.locks_older_than {
+        Some(d) => format!(
+            ", {} locks that look taken with ttl 0 more than {} ago",
+            r.stuck_locks,
+            duration(d)
+        ),
+        None => String::new(),
+    };
+    let found = format!(
+        "{} items: {} expired (before {}){locks}",
+        r.expired + r.stuck_locks,
+        r.expired,
+        ddblock::time::utc(r.cutoff)
+    );
+    if r.dry_run {
         println!(
-            "dry run: would delete {} expired items (expired before {}); {} scanned in table `{}`",
-            r.expired,
-            ddblock::time::utc(r.cutoff),
-            r.scanned,
-            store.config().table()
+            "dry run: would delete {found}; {} scanned in table `{table}`",
+            r.scanned
         );
     } else {
         println!(
-            "deleted {} expired items (expired before {}), {} skipped (refreshed, taken over or gone meanwhile); {} scanned in table `{}`",
-            r.deleted,
-            ddblock::time::utc(r.cutoff),
-            r.skipped,
-            r.scanned,
-            store.config().table()
+            "deleted {} of {found}; {} skipped (changed since the scan: refreshed, taken over, \
+             released or gone); {} scanned in table `{table}`",
+            r.deleted, r.skipped, r.scanned
+        );
+    }
+    for s in &r.items {
+        let i = &s.item;
+        let left = i.expires_in.unwrap_or_default();
+        let why = match s.reason {
+            SweepReason::Expired => format!(
+                "expired {} ago, past the {} s grace",
+                duration(-left),
+                a.grace
+            ),
+            SweepReason::StuckLock => format!(
+                "{} left, so taken about {} ago if with ttl 0 (a day): older than {}",
+                duration(left),
+                duration(DEFAULT_LOCK_TTL_SECS - left),
+                duration(r.locks_older_than.unwrap_or_default())
+            ),
+        };
+        println!(
+            "  {}{} {} (key {}): {why}",
+            if s.removed == Some(false) {
+                "left, changed since the scan: "
+            } else {
+                ""
+            },
+            i.kind.as_str(),
+            i.name.as_deref().map_or_else(|| "-".into(), shell),
+            shell(&i.key)
         );
     }
     Ok(EXIT_OK)

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use crate::admin::{item_json, scan_options, ScanArgs};
 use crate::global::Global;
-use crate::out::{self, print_json, ProgressLine, EXIT_FAILURE, EXIT_OK};
+use crate::out::{self, print_json, shell, ProgressLine, EXIT_FAILURE, EXIT_OK};
 
 /// `doctor`.
 #[derive(Debug, Args)]
@@ -21,13 +21,23 @@ pub struct DoctorArgs {
     /// Skip the item checks (no Scan)
     #[arg(long)]
     pub no_scan: bool,
+    /// Skip the clock check (no DescribeTable answers measured)
+    #[arg(long)]
+    pub no_clock: bool,
     /// A live lock with more than SECS left (and at most 86460) counts as a ttl-0 lock
     #[arg(long, value_name = "SECS", default_value_t = ddblock_admin::DEFAULT_LONG_LOCK_SECS, allow_negative_numbers = true)]
     pub min_remaining: i64,
 }
 
 /// What to do about a check that is not ok (CLI wording: the core's report has the facts).
-fn fix(id: CheckId, status: CheckStatus, r: &DoctorReport, exp: &str) -> Option<String> {
+/// `flags`: the settings given on the command line, for the commands printed to run.
+fn fix(
+    id: CheckId,
+    status: CheckStatus,
+    r: &DoctorReport,
+    exp: &str,
+    flags: &str,
+) -> Option<String> {
     if matches!(status, CheckStatus::Ok | CheckStatus::Skipped) {
         return None;
     }
@@ -47,7 +57,7 @@ fn fix(id: CheckId, status: CheckStatus, r: &DoctorReport, exp: &str) -> Option<
             _ => format!("TTL works on one attribute: disable it and enable it on `{exp}`, or schedule `ddblock sweep`"),
         },
         CheckId::ExpiredItems => "enable TTL (`ddblock create-table`), or run `ddblock sweep` (deletes only expired items)".into(),
-        CheckId::DefaultTtlLocks => "see them with `ddblock list --locks`; if a holder is gone, `ddblock force-release NAME` (or `ddblock release NAME --owner OWNER`); release with ddblock so locks cannot stick".into(),
+        CheckId::DefaultTtlLocks => stuck_locks_fix(r, flags),
         CheckId::InvalidItems => "find what else writes to this table (`ddblock list --all`); ddblock leaves these items alone".into(),
         CheckId::Layout => "set --layout / DDBLOCK_LAYOUT to the PHP side's Laravel version (laravel8 for 8-10, laravel11, laravel12 for 12+) and --prefix / CACHE_PREFIX to the app's `config('cache.prefix')`; `ddblock list --all` shows every key".into(),
         CheckId::Clock => match clock {
@@ -76,6 +86,33 @@ fn fix(id: CheckId, status: CheckStatus, r: &DoctorReport, exp: &str) -> Option<
     })
 }
 
+/// The fix of the ttl-0 locks: one runnable `force-release` line per listed lock (names
+/// shell-quoted: Laravel's hold backslashes, which a shell drops unquoted), then the sweep that
+/// lists them all.
+fn stuck_locks_fix(r: &DoctorReport, flags: &str) -> String {
+    let listed = &r.default_ttl_examples;
+    let found = r.counts.map_or(0, |c| c.default_ttl_locks);
+    let more = found.saturating_sub(listed.len() as u64);
+    let mut lines = vec![format!(
+        "if a holder is gone (`ddblock{flags} status NAME` shows it), release its lock:"
+    )];
+    lines.extend(listed.iter().map(|i| {
+        let name = i.name.as_deref().unwrap_or_default();
+        format!("  ddblock{flags} force-release {}", shell(name))
+    }));
+    lines.push(format!(
+        "{}`ddblock{flags} sweep --dry-run --locks-older-than` lists those taken with ttl 0 more \
+         than {} ago (without --dry-run it removes them); locks released with ddblock cannot stick",
+        if more > 0 {
+            format!("{more} more not listed: ")
+        } else {
+            "or: ".to_owned()
+        },
+        ddblock::time::duration(ddblock_admin::DEFAULT_LONG_LOCK_SECS)
+    ));
+    lines.join("\n")
+}
+
 /// The clock measurement of `doctor --json`: the offset interval (this host minus DynamoDB, in
 /// seconds) and the allowance, or why there is none.
 fn clock_json(reading: Option<ClockReading>, allowed: f64) -> Value {
@@ -98,13 +135,18 @@ pub async fn doctor(store: &Store, g: &Global, a: &DoctorArgs) -> ddblock::Resul
     let progress = ProgressLine::new(g.progress, g.json, "doctor");
     let opts = DoctorOptions::new()
         .scan((!a.no_scan).then(|| scan_options(&a.scan)))
-        .min_remaining_secs(a.min_remaining);
+        .min_remaining_secs(a.min_remaining)
+        .clock_answers(match a.no_clock {
+            true => 0,
+            false => ddblock_admin::DEFAULT_CLOCK_ANSWERS,
+        });
     let report = Admin::new(store)
         .doctor(&opts, |p| progress.update(p))
         .await;
     progress.finish();
     let r = report?;
     let exp = c.expiration_attribute();
+    let flags = g.settings.command_line();
     let endpoint = c.endpoint().unwrap_or("the default AWS endpoint");
     if g.json {
         let checks: Vec<Value> = r
@@ -115,7 +157,7 @@ pub async fn doctor(store: &Store, g: &Global, a: &DoctorArgs) -> ddblock::Resul
                     "id": k.id.as_str(),
                     "status": k.status.as_str(),
                     "detail": k.detail,
-                    "fix": fix(k.id, k.status, &r, exp),
+                    "fix": fix(k.id, k.status, &r, exp, &flags),
                 })
             })
             .collect();
@@ -175,15 +217,17 @@ pub async fn doctor(store: &Store, g: &Global, a: &DoctorArgs) -> ddblock::Resul
                 k.id.as_str(),
                 k.detail
             );
-            if let Some(f) = fix(k.id, k.status, &r, exp) {
+            if let Some(f) = fix(k.id, k.status, &r, exp, &flags) {
+                // A multi-line fix (one command a line) keeps the column.
+                let f = f.replace('\n', &format!("\n  {:<7} {:<w$}      ", "", ""));
                 println!("  {:<7} {:<w$} fix: {f}", "", "");
             }
         }
         for i in &r.default_ttl_examples {
             println!(
-                "          ttl-0 lock `{}` (key {}), {}",
-                i.name.as_deref().unwrap_or("?"),
-                i.key,
+                "          ttl-0 lock {} (key {}), {}",
+                i.name.as_deref().map_or_else(|| "?".into(), shell),
+                shell(&i.key),
                 out::until(i.expires_at)
             );
         }

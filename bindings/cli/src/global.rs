@@ -76,3 +76,69 @@ pub fn parse_secs(s: &str) -> Result<Duration, String> {
         .map_err(|_| format!("{s:?} is not a number of seconds"))?;
     Duration::try_from_secs_f64(v).map_err(|_| format!("{s:?} must be 0 or more seconds"))
 }
+
+/// A duration in whole seconds, as `--locks-older-than` takes it: `3600`, or with units `90m`,
+/// `2h30m`, `1d` (days, hours, minutes, then seconds, each at most once, in that order).
+pub fn parse_duration(s: &str) -> Result<i64, String> {
+    let bad =
+        || format!("must be a duration: seconds (3600) or with units (90m, 2h30m, 1d), not {s:?}");
+    let text = s.trim();
+    let (mut total, mut rest, mut units) = (0i64, text, "dhms".chars());
+    while !rest.is_empty() {
+        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        let n: i64 = rest[..digits].parse().map_err(|_| bad())?;
+        rest = &rest[digits..];
+        let unit = rest.chars().next().unwrap_or('s');
+        // The unit must come after the ones already used (`1h1d` and `5m5m` are refused).
+        units.find(|u| *u == unit).ok_or_else(bad)?;
+        rest = rest.get(unit.len_utf8()..).unwrap_or("");
+        let secs = match unit {
+            'd' => 86_400,
+            'h' => 3600,
+            'm' => 60,
+            _ => 1,
+        };
+        total = n
+            .checked_mul(secs)
+            .and_then(|v| total.checked_add(v))
+            .ok_or_else(bad)?;
+    }
+    if text.is_empty() {
+        return Err(bad());
+    }
+    Ok(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_duration;
+
+    #[test]
+    fn durations_in_seconds_or_units() {
+        for (text, secs) in [
+            ("3600", 3600),
+            ("90m", 5400),
+            ("2h30m", 9000),
+            ("1d", 86_400),
+            ("1d2h3m4s", 93_784),
+            ("45s", 45),
+            ("0", 0),
+        ] {
+            assert_eq!(parse_duration(text), Ok(secs), "{text}");
+        }
+        for bad in [
+            "",
+            "h",
+            "1x",
+            "1h1d",
+            "5m5m",
+            "-5",
+            "1.5h",
+            "2h 30m",
+            "99999999999999999999",
+        ] {
+            let err = parse_duration(bad).unwrap_err();
+            assert!(err.contains("90m, 2h30m, 1d"), "{bad}: {err}");
+        }
+    }
+}

@@ -3,13 +3,13 @@
 
 use clap::Args;
 use ddblock::format::input::ttl_from_str;
-use ddblock::{AcquireOutcome, ReleaseOutcome, Store};
+use ddblock::{AcquireOutcome, LockBackendKind, ReleaseOutcome, Store};
 use serde_json::{json, Value};
 
 use crate::global::WaitArg;
 use crate::out::{
-    self, acquire_json, held_message, holder_json, owner_json, print_json, EXIT_FAILURE, EXIT_HELD,
-    EXIT_OK,
+    self, acquire_json, held_message, holder_json, owner_json, print_json, shell, shell_quoted,
+    EXIT_FAILURE, EXIT_HELD, EXIT_OK,
 };
 
 /// `acquire`.
@@ -102,12 +102,12 @@ pub async fn release(store: &Store, json: bool, a: &ReleaseArgs) -> ddblock::Res
     Ok(match &outcome {
         ReleaseOutcome::Released => {
             if !json {
-                println!("released lock `{}`", a.name);
+                println!("released lock {}", shell(&a.name));
             }
             EXIT_OK
         }
         ReleaseOutcome::NotHeld => {
-            eprintln!("ddblock: lock `{}` is not held (already released or expired and swept); nothing released", a.name);
+            eprintln!("ddblock: lock {} is not held (already released or expired and swept); nothing released", shell(&a.name));
             EXIT_FAILURE
         }
         ReleaseOutcome::HeldByOther(h) => {
@@ -138,7 +138,7 @@ pub async fn refresh(store: &Store, json: bool, a: &RefreshArgs) -> ddblock::Res
     if refreshed {
         if !json {
             let until = holder.and_then(|h| h.expires_at);
-            println!("refreshed lock `{}` {}", a.name, out::until(until));
+            println!("refreshed lock {} {}", shell(&a.name), out::until(until));
         }
         Ok(EXIT_OK)
     } else {
@@ -148,24 +148,50 @@ pub async fn refresh(store: &Store, json: bool, a: &RefreshArgs) -> ddblock::Res
                 held_message(&a.name, &h)
             ),
             None => eprintln!(
-                "ddblock: lock `{}` is not held (expired, released or never taken); nothing refreshed",
-                a.name
+                "ddblock: lock {} is not held (expired, released or never taken); nothing refreshed",
+                shell(&a.name)
             ),
         }
         Ok(EXIT_FAILURE)
     }
 }
 
-/// `ddblock force-release NAME`: deletes the lock whoever holds it.
+/// `ddblock force-release NAME`: deletes the lock whoever holds it; exit 1 when there was none
+/// (a name pasted without quotes loses its backslashes: say so rather than report a release).
 pub async fn force_release(store: &Store, json: bool, a: &NameArgs) -> ddblock::Result<i32> {
     let lock = store.lock(&a.name, 0)?;
-    lock.force_release().await?;
-    if json {
-        print_json(&json!({"force_released": true, "name": lock.name(), "key": lock.key()}));
-    } else {
-        println!("force-released lock `{}` (key {})", a.name, lock.key());
+    let released = lock.force_release().await?;
+    let (name, key) = (lock.name(), lock.key());
+    let result =
+        json!({"released": released, "force_released": released, "name": name, "key": key});
+    if released {
+        match json {
+            true => print_json(&result),
+            false => println!("force-released lock {} (key {})", shell(name), shell(key)),
+        }
+        return Ok(EXIT_OK);
     }
-    Ok(EXIT_OK)
+    let c = store.config();
+    let (place, at) = match c
+        .s3_bucket()
+        .filter(|_| c.lock_backend() == LockBackendKind::S3)
+    {
+        Some(bucket) => ("bucket", bucket),
+        None => ("table", c.table()),
+    };
+    eprintln!(
+        "ddblock: no lock named {} in {place} `{at}` (key {}); names are exact: quote names that \
+         hold backslashes",
+        shell_quoted(name),
+        shell(key)
+    );
+    if json {
+        let mut result = result;
+        result["reason"] = json!("not_found");
+        result[place] = json!(at);
+        print_json(&result);
+    }
+    Ok(EXIT_FAILURE)
 }
 
 /// `ddblock status NAME`: who holds the lock (consistent read).
@@ -193,13 +219,17 @@ pub async fn status(store: &Store, json: bool, a: &NameArgs) -> ddblock::Result<
     } else {
         match &holder {
             Some(h) => println!(
-                "lock `{}` (key {}) is held by owner {} {}",
-                a.name,
-                lock.key(),
+                "lock {} (key {}) is held by owner {} {}",
+                shell(&a.name),
+                shell(lock.key()),
                 h.owner.as_deref().unwrap_or("(not a string)"),
                 out::until(h.expires_at)
             ),
-            None => println!("lock `{}` (key {}) is free", a.name, lock.key()),
+            None => println!(
+                "lock {} (key {}) is free",
+                shell(&a.name),
+                shell(lock.key())
+            ),
         }
     }
     Ok(EXIT_OK)

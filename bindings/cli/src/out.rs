@@ -151,9 +151,25 @@ pub fn acquire_json(lock: &ddblock::Lock, outcome: &AcquireOutcome) -> Value {
     }
 }
 
-/// "lock `NAME` is held by owner "abcd…" (16 chars) until ... (in 25s)".
+/// "lock NAME is held by owner "abcd…" (16 chars) until ... (in 25s)", NAME shell-quoted.
 pub fn held_message(name: &str, h: &Holder) -> String {
-    format!("lock `{name}` is held by {}", holder_text(h))
+    format!("lock {} is held by {}", shell(name), holder_text(h))
+}
+
+/// `word` as a shell reads it back, for names and keys a person may paste into a command: bare
+/// when every character is safe, else in single quotes (a `'` as `'"'"'`). A lock name such as
+/// Laravel's `laravel-queue-overlap:App\Jobs\SyncAccount:0` loses its backslashes unquoted.
+pub fn shell(word: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "@%+=:,./_-".contains(c);
+    if !word.is_empty() && word.chars().all(safe) {
+        return word.to_owned();
+    }
+    shell_quoted(word)
+}
+
+/// `word` in single quotes always (`'a'`), as a shell reads it back.
+pub fn shell_quoted(word: &str) -> String {
+    format!("'{}'", word.replace('\'', "'\"'\"'"))
 }
 
 /// "until 2026-11-22 02:30:00 UTC (in 25s)", or "without expiry".
@@ -323,6 +339,21 @@ mod tests {
         assert_eq!(php_to_json(&v), json!({"a": 1, "b": [null]}));
         assert_eq!(php_to_json(&PhpValue::Float(f64::INFINITY)), json!("INF"));
         assert_eq!(php_to_json(&PhpValue::Float(0.5)), json!(0.5));
+    }
+
+    #[test]
+    fn words_a_shell_reads_back() {
+        assert_eq!(
+            shell("reports:nightly-1.5/a_b@c%d+e=f,g"),
+            "reports:nightly-1.5/a_b@c%d+e=f,g"
+        );
+        assert_eq!(
+            shell(r"laravel-queue-overlap:App\Jobs\SyncAccount:0"),
+            r"'laravel-queue-overlap:App\Jobs\SyncAccount:0'"
+        );
+        assert_eq!(shell("it's a lock"), r#"'it'"'"'s a lock'"#);
+        assert_eq!(shell(""), "''");
+        assert_eq!(shell_quoted("x"), "'x'");
     }
 
     #[test]

@@ -22,7 +22,7 @@ use ddblock::{AcquireOutcome, Store};
 
 use crate::child::{self, command_text};
 use crate::global::{parse_secs, Global, WaitArg};
-use crate::out::{acquire_json, held_message, print_json, EXIT_HELD, EXIT_LEASE_LOST};
+use crate::out::{acquire_json, held_message, print_json, shell, EXIT_HELD, EXIT_LEASE_LOST};
 
 /// `run`.
 #[derive(Debug, Args)]
@@ -78,7 +78,7 @@ pub async fn run(store: &Store, g: &Global, a: &RunArgs) -> ddblock::Result<i32>
             // Dropping the acquire deletes its write if it landed (the core's cancellation); the
             // conditional release is safe either way.
             let _ = lock.release().await;
-            eprintln!("ddblock: interrupted by signal {} while waiting for lock `{}`", sig.number, a.name);
+            eprintln!("ddblock: interrupted by signal {} while waiting for lock {}", sig.number, shell(&a.name));
             return Ok(128 + sig.number);
         }
     };
@@ -134,18 +134,18 @@ pub async fn run(store: &Store, g: &Global, a: &RunArgs) -> ddblock::Result<i32>
                 reason = &mut lease_lost, if !reported => {
                     if stop_on_loss {
                         eprintln!(
-                            "ddblock: LOCK LOST: lock `{}`: {reason}. Stopping the command (SIGTERM, \
+                            "ddblock: LOCK LOST: lock {}: {reason}. Stopping the command (SIGTERM, \
                              then SIGKILL after {}).",
-                            a.name,
+                            shell(&a.name),
                             ddblock::time::human(a.kill_after)
                         );
                         pid.send(libc::SIGTERM);
                         kill_at = Some(tokio::time::Instant::now() + a.kill_after);
                     } else {
                         eprintln!(
-                            "ddblock: LOCK LOST: lock `{}`: {reason}. The command keeps running \
+                            "ddblock: LOCK LOST: lock {}: {reason}. The command keeps running \
                              WITHOUT the lock.",
-                            a.name
+                            shell(&a.name)
                         );
                     }
                     reported = true;
@@ -186,8 +186,8 @@ async fn finish(held: ddblock::Held, a: &RunArgs, reported: bool) -> bool {
                 };
                 let what = if a.heartbeat { "LOCK LOST" } else { "warning" };
                 eprintln!(
-                    "ddblock: {what}: lock `{}` (ttl {} s): {reason}; {verdict}",
-                    a.name,
+                    "ddblock: {what}: lock {} (ttl {} s): {reason}; {verdict}",
+                    shell(&a.name),
                     a.ttl.trim()
                 );
             }
@@ -195,8 +195,8 @@ async fn finish(held: ddblock::Held, a: &RunArgs, reported: bool) -> bool {
         }
         Err(e) => {
             eprintln!(
-                "ddblock: could not release lock `{}` ({}): {}; it frees itself at its expiry",
-                a.name,
+                "ddblock: could not release lock {} ({}): {}; it frees itself at its expiry",
+                shell(&a.name),
                 e.kind().as_str(),
                 e.to_string()
                     .split_whitespace()

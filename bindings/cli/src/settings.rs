@@ -5,6 +5,8 @@
 use clap::{Arg, ArgMatches, Args, Command, FromArgMatches};
 use ddblock::config::{Defaults, Front, SettingValue, Unit, SETTINGS};
 
+use crate::out::shell;
+
 /// The settings given on the command line, by their flag names.
 #[derive(Debug, Clone, Default)]
 pub struct SettingFlags {
@@ -12,6 +14,15 @@ pub struct SettingFlags {
 }
 
 impl SettingFlags {
+    /// The given settings as flags a shell reads back (` --table cache --prefix 'a b'`, or
+    /// empty): what a command printed for a person to run needs to reach the same table.
+    pub fn command_line(&self) -> String {
+        self.given
+            .iter()
+            .map(|(k, v)| format!(" --{k} {}", shell(v)))
+            .collect()
+    }
+
     /// The given settings, for `StoreConfig::from_settings(Front::Cli, ...)`.
     pub fn given(&self) -> Vec<(String, SettingValue)> {
         self.given

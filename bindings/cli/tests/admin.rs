@@ -9,6 +9,8 @@ use serde_json::json;
 
 const DOCTOR_FIELDS: &str = "table endpoint healthy table_status billing_mode ttl checks counts \
     default_ttl_locks clock";
+const SWEEP_FIELDS: &str =
+    "table dry_run scanned expired stuck_locks deleted skipped cutoff locks_older_than items";
 const ITEM_FIELDS: &str =
     "key kind name owner expires_at expires_in expired_but_present released_fence_kept";
 
@@ -153,7 +155,7 @@ fn sweep_deletes_only_expired_items(server: Server) {
 
     let (code, v) = ctx.json(&["sweep", "--dry-run"]);
     assert_eq!(code, 0, "{v}");
-    assert_fields(&v, "table dry_run scanned expired deleted skipped cutoff");
+    assert_fields(&v, SWEEP_FIELDS);
     assert_eq!(
         pick(&v, &["dry_run", "expired", "deleted"]),
         json!([true, 3, 0])
@@ -170,7 +172,10 @@ fn sweep_deletes_only_expired_items(server: Server) {
     assert!(ctx.raw_exists("other_old"), "outside the prefix");
     let (code, out, _) = ctx.text(&["sweep", "--grace", "0", "--all"]);
     assert_eq!(code, 0);
-    assert!(out.contains("deleted 2 expired items"), "{out}");
+    assert!(
+        out.contains("deleted 2 of 2 items: 2 expired (before "),
+        "{out}"
+    );
     assert!(!ctx.raw_exists("app_recent") && !ctx.raw_exists("other_old"));
     assert!(ctx.raw_exists("app_forever") && ctx.raw_exists("app_live"));
     assert_eq!(
@@ -181,7 +186,7 @@ fn sweep_deletes_only_expired_items(server: Server) {
     let (code, out, _) = ctx.text(&["sweep", "--dry-run"]);
     assert_eq!(code, 0);
     assert!(
-        out.contains("dry run: would delete 0 expired items"),
+        out.contains("dry run: would delete 0 items: 0 expired (before "),
         "{out}"
     );
 }
@@ -248,7 +253,10 @@ fn doctor_checks_and_fixes(server: Server) {
     let (code, out, _) = ctx.text(&["doctor"]);
     assert_eq!(code, 0);
     assert!(out.contains("warn    default_ttl_locks"), "{out}");
-    assert!(out.contains("ttl-0 lock `nightly`"), "{out}");
+    assert!(
+        out.contains("ttl-0 lock nightly (key app_nightly)"),
+        "{out}"
+    );
     assert!(out.contains("fix: "), "{out}");
 
     // create-table turns TTL on where the server can.

@@ -232,9 +232,9 @@ fn wait_and_lease_cases_have_their_outcomes() {
 }
 
 /// The kind the CLI names in parentheses on stderr after a failed clean-up: "could not release
-/// lock `x` (throttled): ..." or "giving the claim back failed too (throttled): ...".
+/// lock x (throttled): ..." or "giving the claim back failed too (throttled): ...".
 fn attached_kind(err: &str) -> Option<String> {
-    ["could not release lock `", "failed too ("]
+    ["could not release lock ", "failed too ("]
         .iter()
         .find_map(|start| {
             let rest = &err[err.find(start)?..];

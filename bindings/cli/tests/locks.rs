@@ -4,9 +4,11 @@
 
 mod common;
 
+use std::process::Command as StdCommand;
 use std::time::{Duration, Instant};
 
 use common::{assert_fields, now, on_servers, pick, Ctx, Server, ACQUIRE_FIELDS};
+use ddblock::aws_sdk_dynamodb::types::AttributeValue;
 use serde_json::json;
 
 const RELEASE_FIELDS: &str = "released outcome name key holder";
@@ -141,7 +143,7 @@ fn force_release_and_raw_keys(server: Server) {
     assert_eq!(code, 0);
     assert_eq!(
         v,
-        json!({"force_released": true, "name": "stuck", "key": "app_stuck"})
+        json!({"released": true, "force_released": true, "name": "stuck", "key": "app_stuck"})
     );
     assert_eq!(ctx.status("stuck")["held"], false);
 
@@ -165,8 +167,101 @@ fn force_release_and_raw_keys(server: Server) {
     );
     let (code, r) = ctx.json(&["release", "--raw-key", "app_:app_:report", "--owner", owner]);
     assert_eq!((code, r["outcome"].clone()), (0, json!("released")));
-    let (code, _, _) = ctx.text(&["force-release", "--raw-key", "app_:app_:report"]);
-    assert_eq!(code, 0, "force-release of a free lock is fine");
+    let (code, _, err) = ctx.text(&["force-release", "--raw-key", "app_:app_:report"]);
+    assert_eq!(code, 1, "nothing to release: {err}");
+}
+
+/// A Laravel ttl-0 lock named after a job class, as stock Laravel wrote it (`Cache::lock($name,
+/// 0)->get()`: the owner, a day); its table key.
+const JOB_LOCK: &str = r"laravel-queue-overlap:App\Jobs\SyncAccount:0";
+
+fn stuck_by_laravel(ctx: &Ctx) -> String {
+    let key = format!("app_{JOB_LOCK}");
+    let owner = AttributeValue::S(r#"s:16:"EEEEffffGGGGhhhh";"#.into());
+    ctx.put_raw(&key, Some(owner), Some(now() + 86_400));
+    key
+}
+
+/// `sh -c LINE` with `ddblock` on the PATH and `ctx`'s environment: a line pasted into a shell.
+fn in_a_shell(ctx: &Ctx, line: &str) -> (i32, String, String) {
+    let mut c = StdCommand::new("sh");
+    ctx.env(&mut c);
+    let dir = common::bin().parent().unwrap().display().to_string();
+    let path = format!("{dir}:{}", std::env::var("PATH").unwrap_or_default());
+    let out = c.args(["-c", line]).env("PATH", path).output().unwrap();
+    (
+        out.status.code().expect("exit status"),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// The name pasted unquoted (the shell drops its backslashes) names no lock: exit 1 and a line
+/// saying so, `{"released": false, "reason": "not_found", ...}` with --json, never
+/// "force-released"; the real lock stays held. In both release modes.
+fn force_release_of_a_name_with_no_lock_exits_1(server: Server) {
+    let broken = JOB_LOCK.replace('\\', "");
+    for mode in ["delete", "keep-fence"] {
+        let ctx = Ctx::new(server);
+        let key = stuck_by_laravel(&ctx);
+        let pasted = format!("DDBLOCK_RELEASE_MODE={mode} ddblock force-release {JOB_LOCK}");
+        let (code, out, err) = in_a_shell(&ctx, &pasted);
+        let said = format!(
+            "ddblock: no lock named '{broken}' in table `{}` (key app_{broken}); names are \
+             exact: quote names that hold backslashes\n",
+            ctx.table
+        );
+        assert_eq!((code, out.as_str(), err), (1, "", said), "{mode}");
+        let (code, out, _) = in_a_shell(&ctx, &format!("{pasted} --json"));
+        assert_eq!(code, 1);
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(
+            v,
+            json!({"released": false, "force_released": false, "name": broken,
+                   "key": format!("app_{broken}"), "reason": "not_found", "table": ctx.table}),
+            "{mode}"
+        );
+        assert!(ctx.raw_exists(&key), "{mode}: the real lock is still there");
+        assert_eq!(ctx.status(JOB_LOCK)["held"], true, "{mode}");
+    }
+}
+
+/// `doctor` lists the stuck lock with its name shell-quoted and prints one `force-release` line
+/// for it (with the settings doctor was given); pasted into a shell as shown, it releases that
+/// very lock, and the next job takes it.
+fn the_doctors_fix_line_pasted_into_a_shell_releases_the_lock(server: Server) {
+    for flags in ["", " --release-mode keep-fence"] {
+        let ctx = Ctx::new(server);
+        let key = stuck_by_laravel(&ctx);
+        let mut args: Vec<&str> = flags.split_whitespace().collect();
+        args.push("doctor");
+        let (code, out, err) = ctx.text(&args);
+        assert_eq!(code, 0, "{out}{err}");
+        let listed = format!("\n          ttl-0 lock '{JOB_LOCK}' (key '{key}'), until ");
+        assert!(out.contains(&listed), "{out}");
+        let commands: Vec<&str> = out
+            .lines()
+            .map(str::trim)
+            .filter(|l| l.starts_with("ddblock") && l.contains(" force-release "))
+            .collect();
+        assert_eq!(
+            commands,
+            [format!("ddblock{flags} force-release '{JOB_LOCK}'")],
+            "{out}"
+        );
+        let (code, out, err) = in_a_shell(&ctx, commands[0]);
+        assert_eq!(
+            (code, out, err),
+            (
+                0,
+                format!("force-released lock '{JOB_LOCK}' (key '{key}')\n"),
+                String::new()
+            )
+        );
+        assert_eq!(ctx.status(JOB_LOCK)["held"], false, "released");
+        let (code, a) = ctx.json(&["acquire", JOB_LOCK, "--ttl", "10"]);
+        assert_eq!((code, a["acquired"].clone()), (0, json!(true)), "free: {a}");
+    }
 }
 
 fn refresh_and_fence(server: Server) {
@@ -237,5 +332,7 @@ on_servers!(
     acquire_status_release,
     acquire_with_owner_and_wait,
     force_release_and_raw_keys,
+    force_release_of_a_name_with_no_lock_exits_1,
+    the_doctors_fix_line_pasted_into_a_shell_releases_the_lock,
     refresh_and_fence,
 );

@@ -56,7 +56,7 @@ fn run_propagates_status_and_releases(server: Server) {
     assert_eq!(code, 0);
     assert!(
         err.contains(
-            "warning: lock `quick` (ttl 1 s): the body outlasted the lease; nobody took the lock \
+            "warning: lock quick (ttl 1 s): the body outlasted the lease; nobody took the lock \
              meanwhile, and the release deleted it"
         ),
         "{err}"
@@ -83,7 +83,7 @@ fn run_on_a_held_lock_exits_75(server: Server) {
     assert_eq!((code, out.as_str()), (75, ""));
     assert!(
         err.contains(&format!(
-            "lock `nightly` is held by owner \"{}…\" (16 chars) until",
+            "lock nightly is held by owner \"{}…\" (16 chars) until",
             &owner[..4]
         )),
         "{err}"
@@ -245,7 +245,7 @@ fn run_heartbeat_stops_the_command_when_the_lease_is_lost(server: Server) {
         "CMD got SIGTERM"
     );
     assert!(
-        err.contains("LOCK LOST: lock `lost`: a refresh found the lock no longer ours")
+        err.contains("LOCK LOST: lock lost: a refresh found the lock no longer ours")
             && err.contains("Stopping the command (SIGTERM, then SIGKILL after 5.0s)"),
         "{err}"
     );

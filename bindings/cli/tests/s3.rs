@@ -131,6 +131,21 @@ fn the_lock_commands_on_a_bucket() {
     let (code, _, _) = text(&["force-release", "orders"]);
     assert_eq!(code, 0);
     assert!(object(&ctx, &bucket, "app_orders").is_none());
+    // Nothing to release: the object read first says so.
+    let (code, v) = json(&["force-release", "orders"]);
+    assert_eq!(
+        (code, v["reason"].clone(), v["bucket"].clone()),
+        (1, serde_json::json!("not_found"), serde_json::json!(bucket)),
+        "{v}"
+    );
+    let (code, _, err) = text(&["force-release", "orders"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains(&format!(
+            "no lock named 'orders' in bucket `{bucket}` (key app_orders)"
+        )),
+        "{err}"
+    );
 }
 
 #[test]

@@ -160,9 +160,9 @@ impl NativeLock {
         })
     }
 
-    /// Deletes the lock whoever holds it.
-    #[napi(ts_return_type = "Promise<void>")]
-    pub fn force_release<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
+    /// Deletes the lock whoever holds it: true when a lock item was there.
+    #[napi(ts_return_type = "Promise<boolean>")]
+    pub fn force_release<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, bool>> {
         promise_on(
             env,
             &self.inner,

@@ -29,8 +29,9 @@ for (const { name: server, endpoint } of SERVERS) {
       assert.equal(await a.release(), false, 'already released')
       assert.equal(await a.holder(), null)
       assert.equal(await b.acquire(), true)
-      await b.forceRelease()
+      assert.equal(await a.forceRelease(), true, 'a lock item was there')
       assert.equal(await b.isLocked(), false)
+      assert.equal(await a.forceRelease(), false, 'nothing to release')
     })
 
     test('owner given, restoreLock releases, refresh extends', async () => {
@@ -138,7 +139,8 @@ for (const { name: server, endpoint } of SERVERS) {
     const b = store.lock(name, { ttl: 30 })
     assert.equal(await b.acquire(), true)
     assert.equal(b.fence, fence + 1, 'the next acquisition continues the fence')
-    await b.release()
+    assert.equal(await store.lock(name).forceRelease(), true, 'a lock item was there')
+    assert.equal(await store.lock(`${name}-none`).forceRelease(), false, 'no item: none created')
     assert.throws(() => new (store.constructor)({ endpoint, releaseMode: 'keep' }),
       (e) => e instanceof DdblockError && e.code === 'CONFIG' && /keep-fence/.test(e.message))
   })

@@ -14,7 +14,7 @@ async function main (): Promise<void> {
   const holder: Holder | null = await lock.holder()
   const expires: number | undefined = holder?.expiresAt
   const released: boolean = await lock.release()
-  await store.restoreLock('orders:42', owner).forceRelease()
+  const forced: boolean = await store.restoreLock('orders:42', owner).forceRelease()
   const n: number = await store.withLock('x', { ttl: 10, timeoutMs: 100 }, async (l: Lock) => (await l.isOwned()) ? 1 : 0)
   await store.put('k', { a: [1, 'b', null, true, 2n, Buffer.from('x')], u: undefined }, 60)
   const v: PhpValue | undefined = await store.get('k')
@@ -41,7 +41,7 @@ async function main (): Promise<void> {
       console.log(code, svc, CODES.includes(code))
     }
   }
-  console.log(got, once, expires, released, n, v, m, i)
+  console.log(got, once, expires, released, forced, n, v, m, i)
 }
 
 async function patterns (store: Store): Promise<void> {

@@ -139,19 +139,19 @@ final class LockRequests
     }
 
     /**
-     * forceRelease(): one unconditional DeleteItem or, with `$expiresAt`, the keep-fence update of
-     * an existing item. With `$report`, whether there was an item (DeleteItem asks for ALL_OLD).
+     * forceRelease(): one unconditional DeleteItem (asking for the old item) or, with `$expiresAt`,
+     * the keep-fence update of an existing item. True when there was a lock item.
      */
-    public function forceRelease(string $name, ?int $expiresAt, bool $report = false): bool
+    public function forceRelease(string $name, ?int $expiresAt): bool
     {
         if ($expiresAt === null) {
             $result = $this->send(
-                $this->command('DeleteItem', $name, $report ? ['ReturnValues' => 'ALL_OLD'] : []),
+                $this->command('DeleteItem', $name, ['ReturnValues' => 'ALL_OLD']),
                 $name,
                 'force-release'
             );
 
-            return ! $report || ($result['Attributes'] ?? []) !== [];
+            return ($result['Attributes'] ?? []) !== [];
         }
 
         return $this->send($this->command('UpdateItem', $name, [

@@ -211,6 +211,21 @@ def test_force_release_and_restore_lock(store: ddblock.Store) -> None:
     assert not lock.locked()
 
 
+def test_force_release_says_whether_a_lock_was_there(endpoint: str, table: str) -> None:
+    """True when a lock item was there, False when there was nothing to release (a name that
+    lost its backslashes in a shell), in both release modes."""
+    for mode in ("delete", "keep-fence"):
+        store = ddblock.Store(table, endpoint_url=endpoint, region="us-east-1", release_mode=mode)
+        name = f"laravel-queue-overlap:App\\Jobs\\Sync:{mode}"
+        assert store.lock(name, ttl=0).acquire(blocking=False)
+        assert store.lock(name.replace("\\", "")).force_release() is False
+        assert store.lock(name).locked(), "the real lock is still held"
+        assert store.lock(name).force_release() is True
+        assert not store.lock(name).locked()
+    never = ddblock.Store(table, endpoint_url=endpoint, region="us-east-1").lock("never")
+    assert never.force_release() is False
+
+
 def test_given_and_numeric_owners(store: ddblock.Store, raw: Raw) -> None:
     lock = store.lock("x", ttl=30, owner="worker-7")
     assert lock.owner == "worker-7"

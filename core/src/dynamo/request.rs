@@ -244,8 +244,8 @@ impl Table {
 
     /// The keep-fence `force_release`: the same UpdateItem as [`Self::expire_if_value`] whoever
     /// holds the lock, conditioned only on `attribute_exists(#key)` (so a missing item is not
-    /// created); a missing item is not an error.
-    pub(crate) async fn expire_any(&self, k: &str, expires_at: i64) -> Result<()> {
+    /// created). False when there was no item (refused): not an error.
+    pub(crate) async fn expire_any(&self, k: &str, expires_at: i64) -> Result<bool> {
         let req = self
             .update_req(k, RELEASE_KEEPING_FENCE, "attribute_exists(#key)")
             .await?;
@@ -253,8 +253,23 @@ impl Table {
             .set_expression_attribute_values(values([(":expires_at", num(expires_at))]))
             .send()
             .await;
-        self.answer("UpdateItem", res, false)?;
-        Ok(())
+        Ok(matches!(
+            self.answer("UpdateItem", res, false)?,
+            Cond::Written(_)
+        ))
+    }
+
+    /// The `force_release`: one unconditional DeleteItem asking for the old item (`ReturnValues:
+    /// ALL_OLD`, which every server returns on a delete). True when an item was there.
+    pub(crate) async fn delete_any(&self, k: &str) -> Result<bool> {
+        let res = self
+            .delete_req(k, "")
+            .await?
+            .return_values(ReturnValue::AllOld)
+            .send()
+            .await;
+        let out = res.map_err(|e| sdk_error(self.config(), "DeleteItem", e))?;
+        Ok(out.attributes.is_some_and(|a| !a.is_empty()))
     }
 
     /// A release's answer: deleted (or expired), or not, with the old item when it came back.
@@ -270,7 +285,7 @@ impl Table {
         old.map(|i| attr::view(self.config(), &i))
     }
 
-    /// One unconditional DeleteItem (Laravel's `forget()` and `forceRelease()`).
+    /// One unconditional DeleteItem (Laravel's `forget()`).
     pub(crate) async fn delete(&self, k: &str) -> Result<()> {
         let res = self.delete_req(k, "").await?.send().await;
         res.map_err(|e| sdk_error(self.config(), "DeleteItem", e))?;

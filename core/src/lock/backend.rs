@@ -74,6 +74,6 @@ pub(crate) trait LockBackend: Send + Sync + fmt::Debug {
     /// Who holds the lock item (strongly consistent), expired or not; `None` when there is none.
     fn read<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Holder>>>;
 
-    /// Deletes the lock item whoever holds it.
-    fn force_release<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<()>>;
+    /// Deletes the lock item whoever holds it; true when there was one.
+    fn force_release<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<bool>>;
 }

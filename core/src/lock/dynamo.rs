@@ -118,10 +118,10 @@ impl LockBackend for Table {
         async move { Ok(self.get(key, true).await?.map(|i| i.holder())) }.boxed()
     }
 
-    fn force_release<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<()>> {
+    fn force_release<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<bool>> {
         async move {
             match self.config().release_mode() {
-                ReleaseMode::Delete => self.delete(key).await,
+                ReleaseMode::Delete => self.delete_any(key).await,
                 ReleaseMode::KeepFence => self.expire_any(key, released_expiry(self.now())).await,
             }
         }

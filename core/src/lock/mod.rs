@@ -288,12 +288,13 @@ impl Lock {
         Ok(out)
     }
 
-    /// Deletes the lock whoever holds it (Laravel's `forceRelease`).
-    pub async fn force_release(&self) -> Result<()> {
-        self.backend.force_release(&self.spec.key).await?;
+    /// Deletes the lock whoever holds it (Laravel's `forceRelease`); true when a lock item was
+    /// there (false: nothing to release, e.g. a name that lost its backslashes in a shell).
+    pub async fn force_release(&self) -> Result<bool> {
+        let there = self.backend.force_release(&self.spec.key).await?;
         self.clear_lease();
         waiters::released(&self.spec.wait_key);
-        Ok(())
+        Ok(there)
     }
 
     /// Extends our live lock to now + `ttl_secs` (the lock's own ttl when `None`; <= 0 means 86400),

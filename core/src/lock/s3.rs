@@ -8,7 +8,7 @@ use futures_util::future::BoxFuture;
 use futures_util::FutureExt;
 
 use super::backend::{Attempt, LockBackend, Take};
-use crate::error::Result;
+use crate::error::{ErrorKind, Result};
 use crate::format::item::is_expired;
 use crate::holder::{Holder, StoredValue};
 use crate::lock::ReleaseOutcome;
@@ -175,7 +175,18 @@ impl LockBackend for Bucket {
         async move { Ok(Bucket::read(self, key).await?.map(|s| s.object.holder())) }.boxed()
     }
 
-    fn force_release<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<()>> {
-        self.delete(key).boxed()
+    fn force_release<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<bool>> {
+        async move {
+            // S3's DeleteObject answers the same whether there was an object: the read tells (an
+            // object that is not a lock object is there too, and goes).
+            let there = match Bucket::read(self, key).await {
+                Ok(found) => found.is_some(),
+                Err(e) if e.kind() == ErrorKind::Codec => true,
+                Err(e) => return Err(e),
+            };
+            self.delete(key).await?;
+            Ok(there)
+        }
+        .boxed()
     }
 }

@@ -41,9 +41,9 @@ class ReleaseCommand extends DdblockCommand
         $store = $found[1];
         $table = (fn () => $this->table)->call($store);
         try {
-            // The lock's forceRelease() request, asked whether there was an item.
+            // The lock's forceRelease() request, which says whether there was an item.
             $released = (fn (): bool => $this->locks->requests()
-                ->forceRelease($this->name, $this->locks->releasedExpiry(), true))->call($store->lock($name, 0));
+                ->forceRelease($this->name, $this->locks->releasedExpiry()))->call($store->lock($name, 0));
         } catch (LockException $e) {
             return $this->failed($e, $e->getMessage());
         }

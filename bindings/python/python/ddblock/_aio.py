@@ -212,9 +212,13 @@ class AsyncLock(LockBase):
         """Releases the lock if it is ours (one conditional DeleteItem); False if it was not."""
         return await self._native.release()
 
-    async def force_release(self) -> None:
-        """Deletes the lock whoever holds it (Laravel's ``forceRelease``)."""
-        await self._native.force_release()
+    async def force_release(self) -> bool:
+        """Deletes the lock whoever holds it (Laravel's ``forceRelease``).
+
+        True when a lock item was there; False when there was nothing to release (names are
+        exact: a name that lost its backslashes in a shell finds nothing).
+        """
+        return await self._native.force_release()
 
     async def refresh(self, ttl: int | None = None) -> bool:
         """Extends our live lock to now + ``ttl`` (default: the lock's ttl); False if not ours."""

@@ -211,9 +211,13 @@ class Lock(LockBase):
         """Releases the lock if it is ours (one conditional DeleteItem); False if it was not."""
         return self._native.release().wait()
 
-    def force_release(self) -> None:
-        """Deletes the lock whoever holds it (Laravel's ``forceRelease``)."""
-        self._native.force_release().wait()
+    def force_release(self) -> bool:
+        """Deletes the lock whoever holds it (Laravel's ``forceRelease``).
+
+        True when a lock item was there; False when there was nothing to release (names are
+        exact: a name that lost its backslashes in a shell finds nothing).
+        """
+        return self._native.force_release().wait()
 
     def refresh(self, ttl: int | None = None) -> bool:
         """Extends our live lock to now + ``ttl`` (default: the lock's ttl); False if not ours."""
