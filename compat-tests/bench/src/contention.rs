@@ -48,6 +48,9 @@ pub struct ContentionRow {
     pub workers: usize,
     pub acquisitions: usize,
     pub writes_per_acq: f64,
+    /// Acquire writes per acquisition (Laravel's `add()` PutItems, ddblock's UpdateItems): the
+    /// writes without the release's.
+    pub acquire_writes_per_acq: f64,
     /// Refused acquire writes per acquisition (the waiting's own write cost).
     pub refused_per_acq: f64,
     /// Reads per acquisition as DynamoDB would see them (dynalite's extra read after a refused
@@ -119,18 +122,33 @@ pub enum Side {
     Core,
     Writes,
     OneProcess,
+    /// Every acquisition a new `ddblock run --wait` process (`oneshot.rs`).
+    OneShot,
     /// Half the workers stock Laravel's `block()` (PHP), half ddblock's (Rust processes), on the
     /// same table and key at once.
     Mixed,
 }
 
 impl Side {
+    /// The side's short name (`BENCH_SIDES`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Side::Laravel => "laravel",
+            Side::Core => "core",
+            Side::Writes => "writes",
+            Side::OneProcess => "oneprocess",
+            Side::OneShot => "oneshot",
+            Side::Mixed => "mixed",
+        }
+    }
+
     pub fn label(self) -> &'static str {
         match self {
             Side::Laravel => "stock Laravel block() (PHP processes, 250 ms poll)",
             Side::Core => "ddblock block() (Rust processes)",
             Side::Writes => "ddblock before: a write per try, 50 ms doubling to 1 s",
             Side::OneProcess => "ddblock block(), all waiters in one process",
+            Side::OneShot => "ddblock run --wait, a new CLI process per acquisition",
             Side::Mixed => "mixed: stock Laravel and ddblock block() sharing one key",
         }
     }
@@ -162,6 +180,9 @@ pub async fn run_side(
         }
         Side::OneProcess => {
             rust_workers(ctx, &url, &table, (1, workers, "block"), start_at, until).await?
+        }
+        Side::OneShot => {
+            crate::oneshot::cli_workers(ctx, &url, &table, workers, start_at, until).await?
         }
         Side::Core => {
             rust_workers(ctx, &url, &table, (workers, 1, "block"), start_at, until).await?
@@ -434,6 +455,7 @@ fn summarize(
         workers,
         acquisitions: held.len(),
         writes_per_acq: per(writes as f64),
+        acquire_writes_per_acq: per((stats.total("PutItem") + stats.total("UpdateItem")) as f64),
         refused_per_acq: per((refused_updates + refused_puts) as f64),
         reads_per_acq: per(reads),
         read_units_per_acq: per(read_units),

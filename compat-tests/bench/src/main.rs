@@ -9,6 +9,7 @@
 
 mod contention;
 mod cycles;
+mod oneshot;
 mod scaling;
 mod stuck;
 mod util;
@@ -142,9 +143,22 @@ async fn run() -> Result<(), String> {
         let sizes = &ctx.profile.contention_workers;
         let mixed = ctx.profile.contention_mixed;
         for &w in sizes {
+            // BENCH_WORKERS=8: only that size (iterating on one row).
+            if std::env::var("BENCH_WORKERS")
+                .is_ok_and(|n| n.split(',').all(|n| n != w.to_string()))
+            {
+                continue;
+            }
             let mut sides = vec![Side::Laravel, Side::Core, Side::Writes, Side::OneProcess];
+            if ctx.profile.contention_oneshot.contains(&w) {
+                sides.push(Side::OneShot);
+            }
             if w == mixed {
                 sides.push(Side::Mixed);
+            }
+            // BENCH_SIDES=laravel,oneshot: only those sides (iterating on one row).
+            if let Ok(only) = std::env::var("BENCH_SIDES") {
+                sides.retain(|s| only.split(',').any(|o| o == s.name()));
             }
             for side in sides {
                 step(&format!("contention: {w} workers, {}", side.label()));

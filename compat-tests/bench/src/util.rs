@@ -26,6 +26,8 @@ pub struct Profile {
     /// Workers of the mixed contention run (half stock Laravel, half ddblock, one key); run
     /// right after the sides of that size, or after all of them if it is not in the list.
     pub contention_mixed: usize,
+    /// Worker counts that also run one-shot waiters (a new `ddblock run` process per acquisition).
+    pub contention_oneshot: Vec<usize>,
     /// Waiters in one process on a key another holder keeps for `local_hold_secs`.
     pub local_waiters: Vec<usize>,
     pub local_hold_secs: f64,
@@ -56,6 +58,7 @@ impl Profile {
             contention_workers: vec![2, 4, 8, 32],
             contention_secs: 20.0,
             contention_mixed: 8,
+            contention_oneshot: vec![8, 32],
             local_waiters: vec![1, 8, 32],
             local_hold_secs: 3.0,
             scaling: vec![1, 4, 16, 64, 256],
@@ -76,6 +79,7 @@ impl Profile {
             contention_workers: vec![2],
             contention_secs: 1.0,
             contention_mixed: 4,
+            contention_oneshot: vec![2],
             local_waiters: vec![1, 4],
             local_hold_secs: 0.4,
             scaling: vec![1, 4],

@@ -91,6 +91,9 @@ pub(crate) struct Tuning {
     /// process alone on its key (0.3 s in 8.3 s, under 4 %: the "all waiters in one process"
     /// rows).
     pub(crate) run_budget_max: Duration,
+    /// A waiter passed over by a younger holder looks at Laravel's pace until it has waited this
+    /// long, then the more often the longer it waits (the oldest first).
+    pub(crate) old_wait: Duration,
     /// How long a long run leaves the lock free: more than stock Laravel's 250 ms between tries
     /// (`block()`'s default sleep), so each Laravel waiter tries at least once in it (the mixed
     /// row: the fewest acquisitions of a Laravel worker 23, of a ddblock worker 35).
@@ -116,6 +119,7 @@ pub(crate) const TUNING: Tuning = Tuning {
     just_released: Duration::from_secs(1),
     run_budget: Duration::from_secs(1),
     run_budget_max: Duration::from_secs(8),
+    old_wait: Duration::from_millis(500),
     yield_window: Duration::from_millis(300),
     unstamped_cap: Duration::from_millis(250),
 };
@@ -197,6 +201,14 @@ pub(crate) struct Place {
     watched: Option<Watched>,
     /// The `since` of the last holder seen, when it had one.
     last_since: Option<i64>,
+    /// The latest `since` seen of a holder no younger than this waiter: where the queue of
+    /// waiters stood last. A younger holder (an arrival that found the lock free, a waiter that
+    /// jumped the queue) does not move it.
+    served: Option<i64>,
+    /// When this waiter began waiting, by this process's clock.
+    started: Instant,
+    /// Whether its process remembers nothing of the key's waiting (a process that waits once).
+    fresh: bool,
     /// The usual spacing between consecutive holders' `since`, ms.
     spacing_ms: Option<f64>,
     /// The last look that saw a `since`: when, and which.
@@ -223,6 +235,9 @@ impl Place {
             since_ms,
             watched: None,
             last_since: memory.last_since,
+            served: None,
+            started: Instant::now(),
+            fresh: *memory == Memory::default(),
             spacing_ms: memory.spacing_ms,
             last_look: None,
             held_back: false,
@@ -269,7 +284,10 @@ impl Place {
         };
         self.last_since = Some(holder_since);
         if let Some((at, since)) = self.last_look {
-            if holder_since > since && at.elapsed() <= TUNING.spacing_looks {
+            // Consecutive holders of the queue (a holder younger than this waiter, which jumped
+            // it, says nothing of the queue's spacing).
+            let queued = holder_since <= self.since_ms;
+            if queued && holder_since > since && at.elapsed() <= TUNING.spacing_looks {
                 let sample = (holder_since - since) as f64;
                 self.spacing_ms = Some(match self.spacing_ms {
                     Some(s) => s + TUNING.spacing_weight * (sample - s),
@@ -278,6 +296,11 @@ impl Place {
             }
         }
         self.last_look = Some((Instant::now(), holder_since));
+        let gap = self.since_ms.saturating_sub(holder_since);
+        if gap >= 0 {
+            self.served = Some(self.served.map_or(holder_since, |s| s.max(holder_since)));
+        }
+        let head = self.head();
         let id = (holder.fence, holder.since_ms, holder.owner.clone());
         let watched = match &mut self.watched {
             Some(w) if w.id == id => w,
@@ -288,7 +311,14 @@ impl Place {
             }),
         };
         let fast = TUNING.fast.min(backoff.initial);
-        let gap = self.since_ms.saturating_sub(holder_since);
+        if gap < 0 && !head && self.fresh {
+            // A younger holder (an arrival that found the lock free, a waiter that jumped the
+            // queue) passed this waiter over, and maybe others older than it: the waiter next
+            // after the queue's last place looks often, the others the more often the longer they
+            // have waited, so that they do not all look, and write, at once when the lock frees.
+            let pause = TUNING.unstamped_cap.mul_f64(self.aged()).max(fast);
+            return pause.mul_f64(1.0 - 0.3 * rand01.clamp(0.0, 1.0));
+        }
         let held_for = i64::try_from(watched.first_seen.elapsed().as_millis()).unwrap_or(i64::MAX);
         let left = gap.saturating_sub(held_for);
         let pause = if gap <= 0 || left <= TUNING.near_ms {
@@ -305,6 +335,23 @@ impl Place {
         pause.mul_f64(1.0 - 0.3 * rand01.clamp(0.0, 1.0))
     }
 
+    /// 1 until this waiter has waited [`Tuning::old_wait`], then less the longer it waits.
+    fn aged(&self) -> f64 {
+        (TUNING.old_wait.as_secs_f64() / self.started.elapsed().as_secs_f64()).min(1.0)
+    }
+
+    /// The gap (ms) within which a waiter is likely next: one and a half usual spacings, at
+    /// least [`Tuning::near_ms`].
+    fn next(&self) -> f64 {
+        (TUNING.near_ms as f64).max(TUNING.hold_back_spacings * self.spacing_ms.unwrap_or(0.0))
+    }
+
+    /// Whether this waiter is likely next after the queue's last place.
+    fn head(&self) -> bool {
+        self.served
+            .is_none_or(|s| (self.since_ms.saturating_sub(s) as f64) <= self.next())
+    }
+
     /// The lock looks free: how long to hold back before looking again, when older waiters are
     /// likely (this waiter began waiting well after the last holder did); `None`: write now.
     /// At most once per free spell: after holding back, the next free look writes.
@@ -313,8 +360,7 @@ impl Place {
             return None;
         }
         let gap = self.since_ms.saturating_sub(self.last_since?) as f64;
-        let next =
-            (TUNING.near_ms as f64).max(TUNING.hold_back_spacings * self.spacing_ms.unwrap_or(0.0));
+        let next = self.next();
         if gap <= next {
             return None;
         }
@@ -370,6 +416,42 @@ mod tests {
         assert_eq!(p.pause(&h, 10, &b, 0.0), b.max);
         // The next holder gets fresh fast looks.
         assert_eq!(p.pause(&holder(2, Some(10_050)), 10, &b, 0.0), TUNING.fast);
+    }
+
+    #[test]
+    fn a_fresh_waiter_passed_over_paces_by_its_age_and_the_head_looks_often() {
+        let b = Backoff::default();
+        // A process that waits once: it saw the queue at 10 000 (a holder older than itself),
+        // then an arrival younger than every waiter took the lock.
+        let mut behind = Place::new(10_500, &Memory::default(), true);
+        behind.pause(&holder(1, Some(10_000)), 0, &b, 0.0);
+        let arrival = holder(2, Some(12_000));
+        // 500 ms behind the queue's last place, and waiting less than `old_wait`: Laravel's pace.
+        assert_eq!(behind.pause(&arrival, 1, &b, 0.0), TUNING.unstamped_cap);
+        // After twice `old_wait`, twice as often.
+        behind.started = Instant::now() - TUNING.old_wait * 2;
+        let p = behind.pause(&arrival, 2, &b, 0.0);
+        assert!(
+            p <= TUNING.unstamped_cap / 2 && p > TUNING.unstamped_cap / 3,
+            "{p:?}"
+        );
+        // Much older still: every `fast`, no faster.
+        behind.started = Instant::now() - TUNING.old_wait * 100;
+        assert_eq!(behind.pause(&arrival, 3, &b, 0.0), TUNING.fast);
+        // The waiter next after the queue's last place looks often at once.
+        let mut head = Place::new(10_050, &Memory::default(), true);
+        head.pause(&holder(1, Some(10_000)), 0, &b, 0.0);
+        assert_eq!(head.pause(&arrival, 1, &b, 0.0), TUNING.fast);
+        // A process that remembers the key (a long-lived one) looks often when passed over, as
+        // before: its memory keeps its waiters in order.
+        let memory = Memory {
+            last_since: Some(9_000),
+            spacing_ms: Some(70.0),
+            last_wait: Some(Duration::from_millis(500)),
+        };
+        let mut remembers = Place::new(10_500, &memory, true);
+        remembers.pause(&holder(1, Some(10_000)), 0, &b, 0.0);
+        assert_eq!(remembers.pause(&arrival, 1, &b, 0.0), TUNING.fast);
     }
 
     #[test]
