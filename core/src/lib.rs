@@ -11,7 +11,7 @@
 //! | operations | [`cache`](mod@cache), [`lock`], [`once`](mod@once) (the once-only guard), [`cas`] (compare-and-set): each over the store and the layers below, never each other |
 //! | handle | [`store`]: configuration + request layer |
 //! | requests | `dynamo`: the only code that touches `aws-sdk-dynamodb` (and `s3`, `aws-sdk-s3`); [`sdk`]: the seam for a crate that sends its own (`ddblock-admin`) |
-//! | format, config | [`format`] (key layouts, codec, item meaning, input rules), [`config`] |
+//! | format, config | [`format`](mod@format) (key layouts, codec, item meaning, input rules), [`config`] |
 //! | leaves | [`error`], [`holder`], [`time`] |
 #![warn(missing_docs)]
 

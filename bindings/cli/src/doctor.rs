@@ -1,4 +1,4 @@
-//! `ddblock doctor`: the core's table check (`Store::doctor`, with `--backend s3` also the probe of
+//! `ddblock doctor`: the table check of ddblock-admin (`Admin::doctor`, with `--backend s3` also the probe of
 //! the bucket's conditional requests), printed with what to do about each check that is not ok,
 //! and its exit status.
 

@@ -6,6 +6,17 @@ use std::time::Duration;
 use super::{laravel_prefix, Backoff, Clock, KeyLayout, LockBackendKind, ReleaseMode, StoreConfig};
 use crate::error::{Error, Result};
 
+/// Setters of the builder: `name(arg: Type) => field = value;` sets `self.cfg.field`.
+macro_rules! setters {
+    ($($(#[$doc:meta])* $name:ident($arg:ident: $ty:ty) => $field:ident = $value:expr;)*) => {$(
+        $(#[$doc])*
+        pub fn $name(mut self, $arg: $ty) -> Self {
+            self.cfg.$field = $value;
+            self
+        }
+    )*};
+}
+
 /// Builder for [`StoreConfig`].
 #[derive(Debug, Clone)]
 pub struct StoreConfigBuilder {
@@ -16,123 +27,64 @@ pub struct StoreConfigBuilder {
 }
 
 impl StoreConfigBuilder {
-    /// Table name (Laravel's `stores.dynamodb.table`, default `cache`).
-    pub fn table(mut self, table: impl Into<String>) -> Self {
-        self.cfg.table = table.into();
-        self
-    }
-    /// Partition key attribute name (default `key`).
-    pub fn key_attribute(mut self, name: impl Into<String>) -> Self {
-        self.cfg.key_attribute = name.into();
-        self
-    }
-    /// Value attribute name (default `value`).
-    pub fn value_attribute(mut self, name: impl Into<String>) -> Self {
-        self.cfg.value_attribute = name.into();
-        self
-    }
-    /// Expiry attribute name (default `expires_at`).
-    pub fn expiration_attribute(mut self, name: impl Into<String>) -> Self {
-        self.cfg.expiration_attribute = name.into();
-        self
-    }
     /// Cache prefix exactly as configured in Laravel (`cache.prefix`); the layout decides what is added.
     pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
         self.cfg.prefix = prefix.into();
         self.default_prefix_for = None;
         self
     }
-    /// The key layout of the Laravel version on the PHP side.
-    pub fn layout(mut self, layout: KeyLayout) -> Self {
-        self.cfg.layout = layout;
-        self
+    setters! {
+        /// Table name (Laravel's `stores.dynamodb.table`, default `cache`).
+        table(table: impl Into<String>) => table = table.into();
+        /// Partition key attribute name (default `key`).
+        key_attribute(name: impl Into<String>) => key_attribute = name.into();
+        /// Value attribute name (default `value`).
+        value_attribute(name: impl Into<String>) => value_attribute = name.into();
+        /// Expiry attribute name (default `expires_at`).
+        expiration_attribute(name: impl Into<String>) => expiration_attribute = name.into();
+        /// The key layout of the Laravel version on the PHP side.
+        layout(layout: KeyLayout) => layout = layout;
+        /// Endpoint URL override (DynamoDB Local, moto, dynalite, a proxy).
+        endpoint(url: impl Into<String>) => endpoint = Some(url.into());
+        /// Region override.
+        region(region: impl Into<String>) => region = Some(region.into());
+        /// TCP connect timeout of the client built by [`crate::Store::connect`].
+        connect_timeout(d: Duration) => connect_timeout = Some(d);
+        /// Timeout of a whole operation including the SDK's retries.
+        operation_timeout(d: Duration) => operation_timeout = Some(d);
+        /// Timeout of one attempt (one HTTP request; default 3 s); the SDK retries a timed-out
+        /// attempt while attempts and the operation timeout last, and a wait for a lock ends within
+        /// one attempt timeout of its deadline.
+        attempt_timeout(d: Duration) => attempt_timeout = Some(d);
+        /// How long past its `expires_at` a lock must be before ddblock takes it over (default 0,
+        /// Laravel's own rule): a contender whose clock runs up to this much (plus the second of
+        /// expiry rounding) ahead of the holder's cannot take a live lock. Laravel's own condition,
+        /// with `:now` moved back by the margin; `doctor` (ddblock-admin) measures the clock offset. Whole seconds only (expiries
+        /// are whole seconds): [`StoreConfigBuilder::build`] refuses a fraction with [`Error::Config`].
+        clock_skew_margin(d: Duration) => clock_skew_margin = d;
+        /// How often heartbeats refresh a held lock (default: a third of the lock's ttl).
+        heartbeat_interval(d: Duration) => heartbeat_interval = Some(d);
+        /// Attempts per request including the first (the SDK's standard retry mode; default 3).
+        max_attempts(n: u32) => max_attempts = Some(n);
+        /// Where locks are kept (`DDBLOCK_BACKEND`): the DynamoDB table, or an S3 bucket.
+        lock_backend(kind: LockBackendKind) => lock_backend = kind;
+        /// The bucket of the S3 lock backend (`DDBLOCK_S3_BUCKET`).
+        s3_bucket(bucket: impl Into<String>) => s3_bucket = Some(bucket.into());
+        /// Release S3 locks by a conditional overwrite to a released object (`DDBLOCK_S3_RELEASE=
+        /// overwrite`) instead of a conditional delete: for servers that ignore `If-Match` on
+        /// DeleteObject (a server that refuses it gets the overwrite anyway).
+        s3_release_by_overwrite(yes: bool) => s3_release_by_overwrite = yes;
+        /// How a lock in the DynamoDB table is released (`DDBLOCK_RELEASE_MODE`): `Delete` (the
+        /// default) or `KeepFence`, which expires the item and keeps its fencing token.
+        release_mode(mode: ReleaseMode) => release_mode = mode;
+        /// Default backoff of `block()`.
+        backoff(backoff: Backoff) => backoff = backoff;
+        /// The clock for expiry decisions (tests use a manual one).
+        clock(clock: Arc<dyn Clock>) => clock = clock;
+        /// How the `TableNotFound` error of this front says to create the table (a binding sets its
+        /// own way, e.g. `store.create_table()` in Python, `await store.createTable()` in Node).
+        create_table_hint(hint: impl Into<String>) => create_table_hint = hint.into();
     }
-    /// Endpoint URL override (DynamoDB Local, moto, dynalite, a proxy).
-    pub fn endpoint(mut self, url: impl Into<String>) -> Self {
-        self.cfg.endpoint = Some(url.into());
-        self
-    }
-    /// Region override.
-    pub fn region(mut self, region: impl Into<String>) -> Self {
-        self.cfg.region = Some(region.into());
-        self
-    }
-    /// TCP connect timeout of the client built by [`crate::Store::connect`].
-    pub fn connect_timeout(mut self, d: Duration) -> Self {
-        self.cfg.connect_timeout = Some(d);
-        self
-    }
-    /// Timeout of a whole operation including the SDK's retries.
-    pub fn operation_timeout(mut self, d: Duration) -> Self {
-        self.cfg.operation_timeout = Some(d);
-        self
-    }
-    /// Timeout of one attempt (one HTTP request; default 3 s); the SDK retries a timed-out
-    /// attempt while attempts and the operation timeout last, and a wait for a lock ends within
-    /// one attempt timeout of its deadline.
-    pub fn attempt_timeout(mut self, d: Duration) -> Self {
-        self.cfg.attempt_timeout = Some(d);
-        self
-    }
-    /// How long past its `expires_at` a lock must be before ddblock takes it over (default 0,
-    /// Laravel's own rule): a contender whose clock runs up to this much (plus the second of
-    /// expiry rounding) ahead of the holder's cannot take a live lock. Laravel's own condition,
-    /// with `:now` moved back by the margin; `Store::doctor` measures the clock offset. Whole seconds only (expiries
-    /// are whole seconds): [`StoreConfigBuilder::build`] refuses a fraction with [`Error::Config`].
-    pub fn clock_skew_margin(mut self, d: Duration) -> Self {
-        self.cfg.clock_skew_margin = d;
-        self
-    }
-    /// How often heartbeats refresh a held lock (default: a third of the lock's ttl).
-    pub fn heartbeat_interval(mut self, d: Duration) -> Self {
-        self.cfg.heartbeat_interval = Some(d);
-        self
-    }
-    /// Attempts per request including the first (the SDK's standard retry mode; default 3).
-    pub fn max_attempts(mut self, n: u32) -> Self {
-        self.cfg.max_attempts = Some(n);
-        self
-    }
-    /// Where locks are kept (`DDBLOCK_BACKEND`): the DynamoDB table, or an S3 bucket.
-    pub fn lock_backend(mut self, kind: LockBackendKind) -> Self {
-        self.cfg.lock_backend = kind;
-        self
-    }
-    /// The bucket of the S3 lock backend (`DDBLOCK_S3_BUCKET`).
-    pub fn s3_bucket(mut self, bucket: impl Into<String>) -> Self {
-        self.cfg.s3_bucket = Some(bucket.into());
-        self
-    }
-    /// Release S3 locks by a conditional overwrite to a released object (`DDBLOCK_S3_RELEASE=
-    /// overwrite`) instead of a conditional delete: for servers that ignore `If-Match` on
-    /// DeleteObject (a server that refuses it gets the overwrite anyway).
-    pub fn s3_release_by_overwrite(mut self, yes: bool) -> Self {
-        self.cfg.s3_release_by_overwrite = yes;
-        self
-    }
-    /// How a lock in the DynamoDB table is released (`DDBLOCK_RELEASE_MODE`): `Delete` (the
-    /// default) or `KeepFence`, which expires the item and keeps its fencing token.
-    pub fn release_mode(mut self, mode: ReleaseMode) -> Self {
-        self.cfg.release_mode = mode;
-        self
-    }
-    /// Default backoff of `block()`.
-    pub fn backoff(mut self, backoff: Backoff) -> Self {
-        self.cfg.backoff = backoff;
-        self
-    }
-    /// The clock for expiry decisions (tests use a manual one).
-    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
-        self.cfg.clock = clock;
-        self
-    }
-    /// How the `TableNotFound` error of this front says to create the table (a binding sets its
-    /// own way, e.g. `store.create_table()` in Python, `await store.createTable()` in Node).
-    pub fn create_table_hint(mut self, hint: impl Into<String>) -> Self {
-        self.cfg.create_table_hint = hint.into();
-        self
-    }
-
     /// Checks the configuration and returns it.
     pub fn build(mut self) -> Result<StoreConfig> {
         if let Some(app) = self.default_prefix_for.take() {

@@ -85,11 +85,6 @@ impl Table {
         self.inner.cfg.clock.now()
     }
 
-    /// The configured clock in Unix milliseconds.
-    pub(crate) fn now_millis(&self) -> i64 {
-        self.inner.cfg.clock.now_millis()
-    }
-
     /// The SDK client of this process (built now if needed).
     pub(crate) async fn client(&self) -> Result<Client> {
         self.inner.client.get(&self.inner.cfg).await

@@ -4,6 +4,7 @@
 use futures_util::future::BoxFuture;
 use std::fmt;
 
+use crate::config::StoreConfig;
 use crate::error::Result;
 use crate::holder::{Holder, StoredValue};
 use crate::lock::ReleaseOutcome;
@@ -34,11 +35,18 @@ pub(crate) enum Attempt {
 /// Storage for locks: every method is one conditional request (plus, where a server cannot say
 /// who holds the lock in its answer, one consistent read on that failure path only).
 pub(crate) trait LockBackend: Send + Sync + fmt::Debug {
+    /// The configuration (its clock: the Unix time of expiries, and a waiter's `since` in ms).
+    fn config(&self) -> &StoreConfig;
+
     /// The current Unix time by the configured clock.
-    fn now(&self) -> i64;
+    fn now(&self) -> i64 {
+        self.config().clock.now()
+    }
 
     /// The current Unix time in milliseconds by the configured clock (a waiter's `since`).
-    fn now_millis(&self) -> i64;
+    fn now_millis(&self) -> i64 {
+        self.config().clock.now_millis()
+    }
 
     /// Whether stock Laravel can share these locks (its `block()` then tries every 250 ms, and
     /// ddblock's waiters look as often at a holder without a stamp: `fair.rs`).

@@ -7,7 +7,7 @@ use futures_util::future::BoxFuture;
 use futures_util::FutureExt;
 
 use super::backend::{Attempt, LockBackend, Take};
-use crate::config::ReleaseMode;
+use crate::config::{ReleaseMode, StoreConfig};
 use crate::dynamo::{DeleteIfValue, Table, TakeLock};
 use crate::error::Result;
 use crate::format::item::{is_expired, released_expiry};
@@ -15,12 +15,8 @@ use crate::holder::{Holder, StoredValue};
 use crate::lock::ReleaseOutcome;
 
 impl LockBackend for Table {
-    fn now(&self) -> i64 {
-        Table::now(self)
-    }
-
-    fn now_millis(&self) -> i64 {
-        Table::now_millis(self)
+    fn config(&self) -> &StoreConfig {
+        Table::config(self)
     }
 
     fn shared_with_laravel(&self) -> bool {

@@ -40,66 +40,44 @@ use std::time::{Duration, Instant};
 use crate::config::Backoff;
 use crate::holder::Holder;
 
-/// Fair waiting's tuning in one place, each value with the figure that set it (docs/benchmarks.md
-/// §3, "Contention", and the fairness tests of `core/tests/fair_wait.rs`).
+/// Fair waiting's tuning in one place: what each value is, and the figure it was tuned against
+/// (docs/benchmarks.md §3 "Contention", and the fairness tests of `core/tests/fair_wait.rs`).
 #[derive(Debug)]
 pub(crate) struct Tuning {
-    /// How often a waiter looks when its turn is near or past (at most the backoff's first
-    /// pause). Set by the hand-off median at 8 workers (17 ms, Laravel's 35 ms).
+    /// How often a waiter looks when its turn is near or past: the hand-off median (8 workers).
     pub(crate) fast: Duration,
-    /// How close to its expected turn (ms) a waiter starts looking every `fast`. Set by the p99
-    /// wait at 8 and 32 workers (0.27 and 0.28 of Laravel's).
+    /// How close to its expected turn (ms) a waiter looks every `fast`: p99 wait (8, 32 workers).
     pub(crate) near_ms: i64,
-    /// The share of the time left until its turn a waiter sleeps before looking again. Set by
-    /// reads per acquisition at 32 workers (11, a fifth of a write each).
+    /// The share of the time left until its turn a waiter sleeps: reads/acq (32 workers).
     pub(crate) sleep_share: f64,
-    /// Fast looks at one holder before the plain backoff takes over: what a holder that keeps
-    /// the lock long, or a misleading `since`, costs (`a_misleading_stamp_costs_bounded_looks`:
-    /// at most 24 reads in 3 s).
+    /// Fast looks per holder, then the backoff: `a_misleading_stamp_costs_bounded_looks_and_time`.
     pub(crate) fast_looks_per_holder: u32,
-    /// How long a waiter that sees the lock free holds back, per ms of `gap` beyond `near_ms`.
-    /// Set with `hold_back_max` by refused writes per acquisition at 8 workers (0.07).
+    /// Hold-back per ms of `gap` beyond `near_ms` on a free lock: refused writes/acq (8 workers).
     pub(crate) hold_back_per_gap: f64,
-    /// The longest hold-back.
+    /// The longest hold-back: refused writes/acq and hand-off median (8 workers).
     pub(crate) hold_back_max: Duration,
-    /// A waiter holds back only if it began waiting more than this many usual spacings after
-    /// the last holder (with one spacing it is likely next itself). Set by max/min acquisitions
-    /// per worker at 8 workers (1.06).
+    /// Holding back needs a gap of more than this many spacings: max/min per worker (8 workers).
     pub(crate) hold_back_spacings: f64,
-    /// Two looks at most this far apart that see two holders see consecutive ones: their
-    /// `since` difference is a spacing sample.
+    /// Two looks this close that see two holders see consecutive ones (a spacing sample).
     pub(crate) spacing_looks: Duration,
     /// Weight of a new spacing sample.
     pub(crate) spacing_weight: f64,
-    /// The share of its last wait (less `yield_spacings`) a process that has just released a
-    /// contended lock waits before it looks again. Well below 1: the pause feeds the next wait,
-    /// so a larger share can lock a few processes into long waits (seen at 4 workers at 0.9;
-    /// `processes_take_turns`: Jain >= 0.97).
+    /// The share of its last wait a releaser yields (0.9 locked processes in long waits, 4
+    /// workers): `processes_take_turns`' Jain >= 0.97.
     pub(crate) yield_share: f64,
-    /// The spacings of its last wait a process that has just released does not yield: with one
-    /// or two waiters ahead it looks at once (the 2-worker row: hand-off median 18 ms).
+    /// Spacings of its last wait a releaser does not yield: the hand-off median at 2 workers.
     pub(crate) yield_spacings: f64,
     /// What counts as "just released" for [`yield_after_release`].
     pub(crate) just_released: Duration,
-    /// How long one process's waiters may hand the lock over among themselves before the next
-    /// hand-over leaves it free for `yield_window` (when nobody else is seen holding it). Set by
-    /// `a_process_with_many_waiters_leaves_room_for_others` (the lone process's longest wait
-    /// 1.0-1.6 s, before up to 7.5 s).
+    /// A local run's first budget: `a_process_with_many_waiters_leaves_room_for_others`.
     pub(crate) run_budget: Duration,
-    /// The longest budget, reached by doubling while nobody else takes the lock in the windows:
-    /// the longest a waiter of another process waits for a window, and what the windows cost a
-    /// process alone on its key (0.3 s in 8.3 s, under 4 %: the "all waiters in one process"
-    /// rows).
+    /// The longest budget (windows cost a lone process under 4 %): the one-process rows.
     pub(crate) run_budget_max: Duration,
-    /// A waiter passed over by a younger holder looks at Laravel's pace until it has waited this
-    /// long, then the more often the longer it waits (the oldest first).
+    /// A fresh waiter passed over paces by its age past this: the one-shot row's max wait.
     pub(crate) old_wait: Duration,
-    /// How long a long run leaves the lock free: more than stock Laravel's 250 ms between tries
-    /// (`block()`'s default sleep), so each Laravel waiter tries at least once in it (the mixed
-    /// row: the fewest acquisitions of a Laravel worker 23, of a ddblock worker 35).
+    /// How long a long run leaves the lock free (> Laravel's 250 ms poll): the mixed row.
     pub(crate) yield_window: Duration,
-    /// The longest pause between looks at a holder without a stamp: stock Laravel's `block()`
-    /// tries every 250 ms, so ddblock's waiters look as often (`fair_with_laravel`).
+    /// The longest pause at a holder without a stamp, Laravel's poll: `fair_with_laravel`.
     pub(crate) unstamped_cap: Duration,
 }
 

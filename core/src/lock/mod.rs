@@ -1,7 +1,7 @@
 //! Locks in Laravel's `DynamoDbLock` format, released by ONE owner-conditioned request.
 //!
 //! The rules (own-write recovery, ambiguous outcomes, waiting, leases, fencing) are written once
-//! here over [`LockBackend`]; the DynamoDB backend is `lock/dynamo.rs`.
+//! here over `LockBackend` (`backend.rs`); the DynamoDB backend is `lock/dynamo.rs`.
 
 mod attempt;
 mod backend;

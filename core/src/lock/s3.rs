@@ -8,6 +8,7 @@ use futures_util::future::BoxFuture;
 use futures_util::FutureExt;
 
 use super::backend::{Attempt, LockBackend, Take};
+use crate::config::StoreConfig;
 use crate::error::{ErrorKind, Result};
 use crate::format::item::is_expired;
 use crate::holder::{Holder, StoredValue};
@@ -49,12 +50,8 @@ impl Bucket {
 }
 
 impl LockBackend for Bucket {
-    fn now(&self) -> i64 {
-        Bucket::now(self)
-    }
-
-    fn now_millis(&self) -> i64 {
-        Bucket::now_millis(self)
+    fn config(&self) -> &StoreConfig {
+        Bucket::config(self)
     }
 
     fn shared_with_laravel(&self) -> bool {

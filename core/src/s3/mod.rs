@@ -65,11 +65,6 @@ impl Bucket {
         self.inner.cfg.clock.now()
     }
 
-    /// The configured clock in Unix milliseconds.
-    pub(crate) fn now_millis(&self) -> i64 {
-        self.inner.cfg.clock.now_millis()
-    }
-
     pub(crate) async fn client(&self) -> S3Client {
         self.inner.client.get(&self.inner.cfg).await
     }

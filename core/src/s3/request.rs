@@ -95,39 +95,30 @@ impl Bucket {
 
     /// Creates the lock object only if there is none: PutObject with `If-None-Match: *`.
     pub(crate) async fn create(&self, key: &str, object: &LockObject) -> Result<Put> {
-        let res = self
-            .client()
-            .await
-            .put_object()
-            .bucket(self.name())
-            .key(checked(key)?)
-            .content_type("application/json")
-            .body(ByteStream::from(object.to_bytes()))
-            .if_none_match("*")
-            .send()
-            .await;
-        match res {
-            Ok(_) => Ok(Put::Written),
-            Err(e) if condition_failed(&e) => Ok(Put::Refused),
-            Err(e) => Err(s3_error(self.config(), self.name(), "PutObject", e)),
-        }
+        self.put(key, object, None).await
     }
 
     /// Replaces the lock object only if it is still the version read: PutObject with
     /// `If-Match: <etag>`.
     pub(crate) async fn replace(&self, key: &str, object: &LockObject, etag: &str) -> Result<Put> {
-        let res = self
+        self.put(key, object, Some(etag)).await
+    }
+
+    /// PutObject of `object` with `If-Match: <etag>`, or `If-None-Match: *` without one.
+    async fn put(&self, key: &str, object: &LockObject, etag: Option<&str>) -> Result<Put> {
+        let req = self
             .client()
             .await
             .put_object()
             .bucket(self.name())
             .key(checked(key)?)
             .content_type("application/json")
-            .body(ByteStream::from(object.to_bytes()))
-            .if_match(etag)
-            .send()
-            .await;
-        match res {
+            .body(ByteStream::from(object.to_bytes()));
+        let req = match etag {
+            Some(etag) => req.if_match(etag),
+            None => req.if_none_match("*"),
+        };
+        match req.send().await {
             Ok(_) => Ok(Put::Written),
             Err(e) if condition_failed(&e) => Ok(Put::Refused),
             Err(e) => Err(s3_error(self.config(), self.name(), "PutObject", e)),

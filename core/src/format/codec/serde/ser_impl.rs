@@ -172,49 +172,27 @@ impl SeqSer {
     }
 }
 
-impl ser::SerializeSeq for SeqSer {
-    type Ok = PhpValue;
-    type Error = CodecError;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), CodecError> {
-        self.push(v)
-    }
-    fn end(self) -> Result<PhpValue, CodecError> {
-        self.finish()
-    }
+/// The sequence serializers of [`SeqSer`]: each element pushed, the list built at the end.
+macro_rules! seq_serializers {
+    ($($trait:ident::$method:ident),*) => {$(
+        impl ser::$trait for SeqSer {
+            type Ok = PhpValue;
+            type Error = CodecError;
+            fn $method<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), CodecError> {
+                self.push(v)
+            }
+            fn end(self) -> Result<PhpValue, CodecError> {
+                self.finish()
+            }
+        }
+    )*};
 }
-
-impl ser::SerializeTuple for SeqSer {
-    type Ok = PhpValue;
-    type Error = CodecError;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), CodecError> {
-        self.push(v)
-    }
-    fn end(self) -> Result<PhpValue, CodecError> {
-        self.finish()
-    }
-}
-
-impl ser::SerializeTupleStruct for SeqSer {
-    type Ok = PhpValue;
-    type Error = CodecError;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), CodecError> {
-        self.push(v)
-    }
-    fn end(self) -> Result<PhpValue, CodecError> {
-        self.finish()
-    }
-}
-
-impl ser::SerializeTupleVariant for SeqSer {
-    type Ok = PhpValue;
-    type Error = CodecError;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), CodecError> {
-        self.push(v)
-    }
-    fn end(self) -> Result<PhpValue, CodecError> {
-        self.finish()
-    }
-}
+seq_serializers!(
+    SerializeSeq::serialize_element,
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field,
+    SerializeTupleVariant::serialize_field
+);
 
 /// Builds an associative array; with a variant name, wraps it.
 pub(super) struct MapSer {
@@ -264,35 +242,26 @@ impl ser::SerializeMap for MapSer {
     }
 }
 
-impl ser::SerializeStruct for MapSer {
-    type Ok = PhpValue;
-    type Error = CodecError;
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        v: &T,
-    ) -> Result<(), CodecError> {
-        self.field(key, v)
-    }
-    fn end(self) -> Result<PhpValue, CodecError> {
-        self.finish()
-    }
+/// The struct serializers of [`MapSer`]: each field an entry named by the field.
+macro_rules! struct_serializers {
+    ($($trait:ident),*) => {$(
+        impl ser::$trait for MapSer {
+            type Ok = PhpValue;
+            type Error = CodecError;
+            fn serialize_field<T: Serialize + ?Sized>(
+                &mut self,
+                key: &'static str,
+                v: &T,
+            ) -> Result<(), CodecError> {
+                self.field(key, v)
+            }
+            fn end(self) -> Result<PhpValue, CodecError> {
+                self.finish()
+            }
+        }
+    )*};
 }
-
-impl ser::SerializeStructVariant for MapSer {
-    type Ok = PhpValue;
-    type Error = CodecError;
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        v: &T,
-    ) -> Result<(), CodecError> {
-        self.field(key, v)
-    }
-    fn end(self) -> Result<PhpValue, CodecError> {
-        self.finish()
-    }
-}
+struct_serializers!(SerializeStruct, SerializeStructVariant);
 
 /// A string key as PHP stores it: canonical decimal integers (`"5"`,
 /// `"-3"`, not `"05"`, `"-0"` or `"+1"`) become int keys
