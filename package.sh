@@ -12,7 +12,7 @@
 #                                                        platform package in optionalDependencies
 #                                                        (napi-rs's layout), and that package
 #   dist/ddblock-V-x86_64-unknown-linux-gnu.tar.gz       the `ddblock` CLI, glibc 2.17+, LICENSE, README
-#   dist/ddblock-V.crate, dist/ddblock-cli-V.crate       `cargo package` of the core and the CLI
+#   dist/ddblock{,-admin,-cli}-V.crate                   `cargo package` of the core, the admin crate and the CLI
 #   dist/ddblock-laravel-V.zip                           `composer archive` of the PHP driver
 #
 # Native code is linked against glibc 2.17 with zig (maturin --zig, cargo-zigbuild), so the wheel
@@ -122,9 +122,9 @@ JS
 log "node: $(cd "$DIST" && ls ./*.tgz | xargs -n1 basename | tr '\n' ' ')"
 
 # --- Rust crates ---------------------------------------------------------------------------------
-# Verified: each packaged crate is built from its .crate alone, the CLI against the packaged core
-# (cargo's local overlay registry), so no path-only dependency can hide.
-log "rust: cargo package -p ddblock -p ddblock-cli"
+# Verified: each packaged crate is built from its .crate alone, the admin crate and the CLI against
+# the packaged core (cargo's local overlay registry), so no path-only dependency can hide.
+log "rust: cargo package -p ddblock -p ddblock-admin -p ddblock-cli"
 # Cargo trusts a registry crate never to change, and the overlay's ddblock 0.1.0 does change between
 # runs: the crate it once unpacked into $CARGO_HOME/registry/src/-<hash of the overlay's path>/
 # and the library it once built from it are reused as they are, so the CLI was verified against an
@@ -133,11 +133,12 @@ log "rust: cargo package -p ddblock -p ddblock-cli"
 # build's own target dir (a registry crate's units have no source file to tell them stale by).
 VERIFY_DIR="$TARGET_DIR/package-verify"
 rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/ddblock-"$VERSION" \
+    "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/ddblock-admin-"$VERSION" \
     "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/ddblock-cli-"$VERSION" \
     "$VERIFY_DIR"/debug/.fingerprint/ddblock-* "$VERIFY_DIR"/package
 # --allow-dirty: dist/ is for trying the packages; publishing is the release workflow's, from a tag.
-timed cargo package --quiet --locked --allow-dirty --target-dir "$VERIFY_DIR" -p ddblock -p ddblock-cli
-cp "$VERIFY_DIR/package/ddblock-$VERSION.crate" "$VERIFY_DIR/package/ddblock-cli-$VERSION.crate" "$DIST/"
+timed cargo package --quiet --locked --allow-dirty --target-dir "$VERIFY_DIR" -p ddblock -p ddblock-admin -p ddblock-cli
+for crate in ddblock ddblock-admin ddblock-cli; do cp "$VERIFY_DIR/package/$crate-$VERSION.crate" "$DIST/"; done
 
 # --- PHP: composer validate --strict, composer archive -------------------------------------------
 log "php: composer validate --strict; composer archive"

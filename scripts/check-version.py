@@ -32,9 +32,14 @@ ROOT = Path(__file__).resolve().parents[1]
 #: The crate whose version the others follow.
 REFERENCE = "core/Cargo.toml"
 #: Rust crates released with it (package.version).
-CRATES = ["bindings/cli/Cargo.toml", "bindings/python/Cargo.toml", "bindings/node/Cargo.toml"]
+CRATES = [
+    "admin/Cargo.toml",
+    "bindings/cli/Cargo.toml",
+    "bindings/python/Cargo.toml",
+    "bindings/node/Cargo.toml",
+]
 #: Folders whose LICENSE ships in a package.
-LICENSED = ["core", "bindings/cli", "bindings/python", "bindings/node", "bindings/php"]
+LICENSED = ["core", "admin", "bindings/cli", "bindings/python", "bindings/node", "bindings/php"]
 #: A released section of a Keep a Changelog file: `## [X.Y.Z] - YYYY-MM-DD`.
 RELEASED = re.compile(r"^## \[(?P<version>[^\]]+)\] - (?P<date>\d{4}-\d{2}-\d{2})\s*$", re.M)
 SEMVER = re.compile(r"^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$")
