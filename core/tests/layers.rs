@@ -1,5 +1,6 @@
 //! The core's layers, checked on its source: arrows point one way, no module cycles, only the
-//! request layer touches the AWS SDK, and modules stay small. The map is in CONTRIBUTING.md;
+//! request layer touches the AWS SDK, modules stay small, and the diagnostics crate (ddblock-admin)
+//! is a layer above the core. The map is in CONTRIBUTING.md;
 //! run `cargo test -p ddblock --test layers`.
 
 use std::path::Path;
@@ -108,6 +109,37 @@ fn only_the_request_layer_touches_the_sdk() {
         wrong.is_empty(),
         "outside core/src/dynamo/ (aws_sdk_dynamodb) and core/src/s3/ (aws_sdk_s3), these files \
          use an AWS SDK: {wrong:?}"
+    );
+}
+
+/// The diagnostics crate (`admin/`, ddblock-admin) is a layer above the core: the core does not
+/// depend on it, and within it only its request files touch the AWS SDKs.
+#[test]
+fn the_admin_crate_is_a_layer_above_the_core() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let core_manifest = std::fs::read_to_string(root.join("core/Cargo.toml")).unwrap();
+    let deps = core_manifest
+        .split("[dev-dependencies]")
+        .next()
+        .unwrap_or_default();
+    // Without the dependency no code of the core can use it.
+    assert!(
+        !deps.contains("ddblock-admin"),
+        "the core depends on ddblock-admin"
+    );
+    let requests = ["requests.rs", "s3_requests.rs"];
+    let wrong: Vec<String> = rust_files(&root.join("admin/src"))
+        .into_iter()
+        .filter(|f| !requests.contains(&f.path.file_name().unwrap().to_str().unwrap()))
+        .filter(|f| {
+            let text = code(&f.text);
+            text.contains("aws_sdk_dynamodb") || text.contains("aws_sdk_s3")
+        })
+        .map(|f| f.path.display().to_string())
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "outside admin/src/requests.rs and s3_requests.rs, these files use an AWS SDK: {wrong:?}"
     );
 }
 

@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::util::{
-    create_table, quantile, rust_peer, store_at, table_name, unix_now, Ctx, THINK_MS, WORK_MS,
+    create_table, quantile, rust_peer, store_at, table_name, unix_now, Ctx, Want, THINK_MS, WORK_MS,
 };
 
 /// DynamoDB on-demand prices (us-east-1), US$ per million request units: a write request unit
@@ -28,18 +28,6 @@ use crate::util::{
 /// eventually consistent read is half a unit).
 pub const WRU_PRICE: f64 = 0.625;
 pub const RRU_PRICE: f64 = 0.125;
-
-/// One want of one worker (from the record line of its peer's `cycles`).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Want {
-    /// When the worker began wanting the lock (Unix seconds).
-    pub t_try: f64,
-    /// When it got it (`None`: the run ended first).
-    pub t_acq: Option<f64>,
-    /// Just before its release.
-    pub t_rel: Option<f64>,
-    pub acquired: bool,
-}
 
 /// One row of the contention table.
 #[derive(Debug, Clone, Serialize)]

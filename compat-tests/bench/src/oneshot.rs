@@ -8,8 +8,7 @@ use std::process::Stdio;
 
 use tokio::io::{AsyncBufReadExt, BufReader};
 
-use crate::contention::Want;
-use crate::util::{unix_now, Ctx, THINK_MS, WORK_MS};
+use crate::util::{unix_now, Ctx, Want, THINK_MS, WORK_MS};
 
 /// `workers` loops, each starting `ddblock run hot --wait ...` processes from `start_at` until
 /// `until` (each waits at most until `until`): every loop's wants.

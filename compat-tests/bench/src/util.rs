@@ -7,6 +7,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use ddblock::{Store, StoreConfig};
 use ddblock_test_support::child;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::io::AsyncWriteExt;
 
@@ -89,6 +90,18 @@ impl Profile {
             stuck_cycles: 3,
         }
     }
+}
+
+/// One want of one contention worker: when it began wanting the lock, got it, let it go.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Want {
+    /// When the worker began wanting the lock (Unix seconds).
+    pub t_try: f64,
+    /// When it got it (`None`: the run ended first).
+    pub t_acq: Option<f64>,
+    /// Just before its release.
+    pub t_rel: Option<f64>,
+    pub acquired: bool,
 }
 
 /// Where things are.
