@@ -215,19 +215,7 @@ fn doctor_checks_and_fixes(server: Server) {
     assert_eq!(v["ttl"], json!({"status": "disabled", "attribute": null}));
     let checks = v["checks"].as_array().unwrap();
     let ids: Vec<&str> = checks.iter().map(|c| c["id"].as_str().unwrap()).collect();
-    assert_eq!(
-        ids,
-        [
-            "table",
-            "key_schema",
-            "ttl",
-            "expired_items",
-            "default_ttl_locks",
-            "invalid_items",
-            "layout",
-            "clock"
-        ]
-    );
+    assert_eq!(ids, common::CHECK_IDS);
     for c in checks {
         assert_fields(c, "id status detail fix");
     }

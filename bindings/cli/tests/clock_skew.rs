@@ -10,21 +10,12 @@ use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use common::laravel::Php;
-use common::{bin, json_of, on_servers, scratch, unique, Ctx, Server};
+use common::{json_of, on_servers, scratch, unique, Ctx, Server};
 use serde_json::Value;
 
-/// `ddblock ARGS`, under `faketime -f SKEW` when `skew` is given. Monotonic clocks are left alone
-/// (`DONT_FAKE_MONOTONIC`): only the wall clock, which lock expiry is judged by, is skewed.
+/// `ddblock ARGS`, under `faketime -f SKEW` when `skew` is given.
 fn ddblock(ctx: &Ctx, skew: Option<&str>, args: &[&str]) -> StdCommand {
-    let mut c = match skew {
-        Some(s) => {
-            let mut c = StdCommand::new("faketime");
-            c.args(["-f", s]).arg(bin()).env("DONT_FAKE_MONOTONIC", "1");
-            c
-        }
-        None => StdCommand::new(bin()),
-    };
-    ctx.env(&mut c);
+    let mut c = ctx.skewed(skew);
     c.args(args);
     c
 }

@@ -8,10 +8,9 @@
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::process::Command as StdCommand;
 use std::time::Duration;
 
-use common::{bin, block_on, json_of, now, on_servers, root, Ctx, Server};
+use common::{block_on, json_of, now, on_servers, root, Ctx, Server, CHECK_IDS};
 use ddblock::aws_sdk_dynamodb::types::{
     AttributeValue, KeyType, ScalarAttributeType, TimeToLiveSpecification,
 };
@@ -25,16 +24,6 @@ use ddblock_test_support::{create_keyed_table, put_raw_item, unique};
 use serde_json::{json, Value};
 
 const LAYOUTS: [&str; 3] = ["laravel8", "laravel11", "laravel12"];
-const CHECK_IDS: [&str; 8] = [
-    "table",
-    "key_schema",
-    "ttl",
-    "expired_items",
-    "default_ttl_locks",
-    "invalid_items",
-    "layout",
-    "clock",
-];
 
 /// The case table.
 fn cases() -> Value {
@@ -238,16 +227,8 @@ fn table_for(server: Server, spec: &Value) -> Option<Ctx> {
 
 /// `ddblock --json ARGS` in `layout`, under `faketime -f SKEW` when given.
 fn ddblock(ctx: &Ctx, layout: &str, skew: Option<&str>, args: &[String]) -> (i32, Value) {
-    let mut c = match skew {
-        Some(s) => {
-            let mut c = StdCommand::new("faketime");
-            c.args(["-f", s]).arg(bin()).env("DONT_FAKE_MONOTONIC", "1");
-            c
-        }
-        None => StdCommand::new(bin()),
-    };
-    ctx.env(&mut c);
-    let out = c
+    let out = ctx
+        .skewed(skew)
         .env("DDBLOCK_LAYOUT", layout)
         .arg("--json")
         .args(args)

@@ -9,18 +9,19 @@
 //! held elsewhere cost what 1 does.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+
 use std::time::Duration;
 
 use ddblock::format::item::ATTEMPT_ATTRIBUTE;
 use ddblock::Store;
 use ddblock_fault_proxy::ProxyHandle;
 use ddblock_test_support::laravel::{self, PeerEnv};
-use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::json;
 
 use crate::util::{
-    create_table, quantile, rust_peer, store_at, table_name, unix_now, Ctx, Want, THINK_MS, WORK_MS,
+    block_request, create_table, quantile, rust_peer, store_at, table_name, unix_now,
+    wants_by_worker, Ctx, Want,
 };
 
 /// DynamoDB on-demand prices (us-east-1), US$ per million request units: a write request unit
@@ -112,6 +113,8 @@ pub enum Side {
     OneProcess,
     /// Every acquisition a new `ddblock run --wait` process (`oneshot.rs`).
     OneShot,
+    /// Every acquisition a new PHP process, stock Laravel's `block()` (`oneshot.rs`).
+    LaravelOneShot,
     /// Half the workers stock Laravel's `block()` (PHP), half ddblock's (Rust processes), on the
     /// same table and key at once.
     Mixed,
@@ -126,6 +129,7 @@ impl Side {
             Side::Writes => "writes",
             Side::OneProcess => "oneprocess",
             Side::OneShot => "oneshot",
+            Side::LaravelOneShot => "laravel-oneshot",
             Side::Mixed => "mixed",
         }
     }
@@ -137,6 +141,7 @@ impl Side {
             Side::Writes => "ddblock before: a write per try, 50 ms doubling to 1 s",
             Side::OneProcess => "ddblock block(), all waiters in one process",
             Side::OneShot => "ddblock run --wait, a new CLI process per acquisition",
+            Side::LaravelOneShot => "stock Laravel block(), a new PHP process per acquisition",
             Side::Mixed => "mixed: stock Laravel and ddblock block() sharing one key",
         }
     }
@@ -154,7 +159,7 @@ pub async fn run_side(
     let url = proxy.url();
     // Time for every process to start before they begin together.
     let startup = match side {
-        Side::Laravel | Side::Mixed => 1.0 + 0.06 * workers as f64,
+        Side::Laravel | Side::LaravelOneShot | Side::Mixed => 1.0 + 0.06 * workers as f64,
         _ => 0.5 + 0.02 * workers as f64,
     };
     let start_at = unix_now() + startup;
@@ -171,6 +176,9 @@ pub async fn run_side(
         }
         Side::OneShot => {
             crate::oneshot::cli_workers(ctx, &url, &table, workers, start_at, until).await?
+        }
+        Side::LaravelOneShot => {
+            crate::oneshot::php_workers(ctx, &url, &table, workers, start_at, until).await?
         }
         Side::Core => {
             rust_workers(ctx, &url, &table, (workers, 1, "block"), start_at, until).await?
@@ -241,59 +249,6 @@ async fn rust_workers(
         c.await.map_err(|e| e.to_string())??;
     }
     wants_by_worker(&record)
-}
-
-/// The `cycles` request of a contention worker, PHP and Rust alike: waits for lock "hot" from
-/// `start_at` to `until`, holds it `WORK_MS`, pauses `THINK_MS`; a record line per want.
-fn block_request(record: &Path, start_at: f64, until: f64) -> Value {
-    json!({
-        "op": "cycles",
-        "names": ["hot"],
-        "cycles": 1_000_000,
-        "ttl": 10,
-        "work_ms": WORK_MS,
-        "think_ms": THINK_MS,
-        "block": true,
-        "start_at": start_at,
-        "until": until,
-        "record": record.display().to_string(),
-    })
-}
-
-/// A record line of a peer's `cycles` in block mode.
-#[derive(Debug, Deserialize)]
-struct Record {
-    pid: u64,
-    /// The loop within the process (Rust peers, asked for `tasks`).
-    #[serde(default)]
-    task: u64,
-    acquired: bool,
-    t_try: f64,
-    t_acq: Option<f64>,
-    t_rel: Option<f64>,
-    error: Option<String>,
-}
-
-/// The wants in record file `record` (then removed), one list per worker (a process, or a loop
-/// within one). A failed cycle (none expected) is left out and said on stderr.
-fn wants_by_worker(record: &Path) -> Result<Vec<Vec<Want>>, String> {
-    let mut by_worker: BTreeMap<(u64, u64), Vec<Want>> = BTreeMap::new();
-    for r in laravel::take_records::<Record>(record)? {
-        if let Some(e) = r.error {
-            eprintln!(
-                "[bench] contention: a failed cycle of pid {} left out: {e}",
-                r.pid
-            );
-            continue;
-        }
-        by_worker.entry((r.pid, r.task)).or_default().push(Want {
-            t_try: r.t_try,
-            t_acq: r.t_acq,
-            t_rel: r.t_rel,
-            acquired: r.acquired,
-        });
-    }
-    Ok(by_worker.into_values().collect())
 }
 
 /// Scans `store`'s table every 250 ms until `until` (straight to the server, not through the
@@ -429,7 +384,7 @@ fn summarize(
     // Laravel reads once per release, eventually consistent (half a unit); ddblock's reads are
     // consistent. The mixed run's proxy sees both: Laravel's are one per Laravel acquisition.
     let read_units = match (side, mixed) {
-        (Side::Laravel, _) => reads * 0.5,
+        (Side::Laravel | Side::LaravelOneShot, _) => reads * 0.5,
         (Side::Mixed, Some(m)) => {
             let lar = (m.laravel.acquisitions as f64).min(reads);
             (reads - lar) + lar * 0.5

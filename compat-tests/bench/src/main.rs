@@ -151,7 +151,7 @@ async fn run() -> Result<(), String> {
             }
             let mut sides = vec![Side::Laravel, Side::Core, Side::Writes, Side::OneProcess];
             if ctx.profile.contention_oneshot.contains(&w) {
-                sides.push(Side::OneShot);
+                sides.extend([Side::LaravelOneShot, Side::OneShot]);
             }
             if w == mixed {
                 sides.push(Side::Mixed);

@@ -1,14 +1,17 @@
-//! One-shot waiters: every acquisition is a new `ddblock run NAME --wait SECS -- CMD` process, as
-//! cron jobs on several hosts, a shell loop or a short-lived worker take the lock. A process
-//! starts with no memory of the key: what its wait knows comes from the lock item. Each worker
-//! runs the command (`WORK_MS` of work), pauses `THINK_MS` after the process ends, and starts the
-//! next; the row is compared with stock Laravel's `block()` at the same worker count.
+//! One-shot waiters: every acquisition is a new process, as cron jobs on several hosts, a shell
+//! loop or a short-lived worker take the lock. ddblock's: `ddblock run NAME --wait SECS -- CMD`,
+//! a process with no memory of the key (what its wait knows comes from the lock item); stock
+//! Laravel's, the same: a new PHP process whose `block()` takes the lock once. Each worker holds
+//! the lock `WORK_MS`, pauses `THINK_MS` after its process ends, and starts the next.
 
 use std::process::Stdio;
 
 use tokio::io::{AsyncBufReadExt, BufReader};
 
-use crate::util::{unix_now, Ctx, Want, THINK_MS, WORK_MS};
+use ddblock_test_support::laravel::{self, PeerEnv};
+use serde_json::json;
+
+use crate::util::{block_request, unix_now, wants_by_worker, Ctx, Want, THINK_MS, WORK_MS};
 
 /// `workers` loops, each starting `ddblock run hot --wait ...` processes from `start_at` until
 /// `until` (each waits at most until `until`): every loop's wants.
@@ -89,6 +92,40 @@ async fn one_run(
         t_rel,
         acquired: t_acq.is_some(),
     })
+}
+
+/// `workers` loops, each starting a PHP peer per acquisition (stock Laravel 12's `block()`, once)
+/// from `start_at` until `until`: every loop's wants.
+pub async fn php_workers(
+    ctx: &Ctx,
+    url: &str,
+    table: &str,
+    workers: usize,
+    start_at: f64,
+    until: f64,
+) -> Result<Vec<Vec<Want>>, String> {
+    let env = PeerEnv::new(url, table, "laravel12", "", "laravel");
+    let mut loops = Vec::new();
+    for i in 0..workers {
+        let record = ctx.scratch.join(format!("{table}.php-once.{i}.jsonl"));
+        let env = env.clone();
+        loops.push(tokio::spawn(async move {
+            tokio::time::sleep(secs(start_at - unix_now())).await;
+            while unix_now() < until {
+                let mut request = block_request(&record, unix_now(), until);
+                request["cycles"] = json!(1);
+                laravel::request(&env, &request, "one-shot PHP worker").await?;
+                tokio::time::sleep(std::time::Duration::from_millis(THINK_MS)).await;
+            }
+            // One worker: every process of this loop.
+            Ok::<_, String>(wants_by_worker(&record)?.concat())
+        }));
+    }
+    let mut out = Vec::new();
+    for l in loops {
+        out.push(l.await.map_err(|e| e.to_string())??);
+    }
+    Ok(out)
 }
 
 fn secs(s: f64) -> std::time::Duration {

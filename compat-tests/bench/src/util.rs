@@ -1,14 +1,15 @@
 //! What every figure shares: the profile, where the servers and the other languages are, CPU
 //! accounting, percentiles, fresh tables and child processes.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use ddblock::{Store, StoreConfig};
-use ddblock_test_support::child;
+use ddblock_test_support::{child, laravel};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{json, Value};
 use tokio::io::AsyncWriteExt;
 
 /// How much of each figure to run.
@@ -255,4 +256,57 @@ pub async fn rust_peer(
 /// A number from a JSON object, or 0.
 pub fn num(v: &Value, field: &str) -> f64 {
     v.get(field).and_then(Value::as_f64).unwrap_or(0.0)
+}
+
+/// The `cycles` request of a contention worker, PHP and Rust alike: waits for lock "hot" from
+/// `start_at` to `until`, holds it `WORK_MS`, pauses `THINK_MS`; a record line per want.
+pub fn block_request(record: &Path, start_at: f64, until: f64) -> Value {
+    json!({
+        "op": "cycles",
+        "names": ["hot"],
+        "cycles": 1_000_000,
+        "ttl": 10,
+        "work_ms": WORK_MS,
+        "think_ms": THINK_MS,
+        "block": true,
+        "start_at": start_at,
+        "until": until,
+        "record": record.display().to_string(),
+    })
+}
+
+/// A record line of a peer's `cycles` in block mode.
+#[derive(Debug, Deserialize)]
+struct Record {
+    pid: u64,
+    /// The loop within the process (Rust peers, asked for `tasks`).
+    #[serde(default)]
+    task: u64,
+    acquired: bool,
+    t_try: f64,
+    t_acq: Option<f64>,
+    t_rel: Option<f64>,
+    error: Option<String>,
+}
+
+/// The wants in record file `record` (then removed), one list per worker (a process, or a loop
+/// within one). A failed cycle (none expected) is left out and said on stderr.
+pub fn wants_by_worker(record: &Path) -> Result<Vec<Vec<Want>>, String> {
+    let mut by_worker: BTreeMap<(u64, u64), Vec<Want>> = BTreeMap::new();
+    for r in laravel::take_records::<Record>(record)? {
+        if let Some(e) = r.error {
+            eprintln!(
+                "[bench] contention: a failed cycle of pid {} left out: {e}",
+                r.pid
+            );
+            continue;
+        }
+        by_worker.entry((r.pid, r.task)).or_default().push(Want {
+            t_try: r.t_try,
+            t_acq: r.t_acq,
+            t_rel: r.t_rel,
+            acquired: r.acquired,
+        });
+    }
+    Ok(by_worker.into_values().collect())
 }

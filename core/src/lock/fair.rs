@@ -26,6 +26,14 @@
 //!   see the lock free as soon as Laravel's do (with reads, a fifth of the cost of Laravel's
 //!   writes).
 //!
+//! - a process that waits once (a new `ddblock run --wait` from cron, a short-lived worker)
+//!   remembers nothing of the key, and its first request is a write (the uncontended path stays
+//!   one request), so a process that arrives at a free lock takes it ahead of the waiters. A waiter
+//!   passed over by such a younger holder compares itself with the queue's last place (the latest
+//!   holder no younger than itself): the one next after it looks often, the others at Laravel's
+//!   pace, and more often the longer they have waited past [`Tuning::old_wait`], so that they
+//!   neither look and write all at once when the lock frees nor wait behind arrivals for long.
+//!
 //! A process remembers, per key, the last holder's `since`, the usual spacing between the
 //! `since` of one holder and the next, and its own last wait ([`Memory`]), so a new wait
 //! starts knowing where it stands.

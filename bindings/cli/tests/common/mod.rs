@@ -46,6 +46,18 @@ pub fn script_writing(name: &str, script: &str) -> (PathBuf, String) {
 }
 
 /// The fields of `acquire --json` (also printed by `run --json` when the lock is held).
+/// The doctor's table checks, in report order.
+pub const CHECK_IDS: [&str; 8] = [
+    "table",
+    "key_schema",
+    "ttl",
+    "expired_items",
+    "default_ttl_locks",
+    "invalid_items",
+    "layout",
+    "clock",
+];
+
 pub const ACQUIRE_FIELDS: &str = "acquired name key owner expires_at holder recovered fence";
 
 /// One server, one fresh table (created by `ddblock create-table`), prefix `app_`, layout laravel12.
@@ -117,6 +129,22 @@ impl Ctx {
             .env("AWS_ACCESS_KEY_ID", "test")
             .env("AWS_SECRET_ACCESS_KEY", "test")
             .env("AWS_EC2_METADATA_DISABLED", "true");
+    }
+
+    /// `ddblock` under `faketime -f SKEW` when `skew` is given, with this context's environment.
+    /// Monotonic clocks are left alone (`DONT_FAKE_MONOTONIC`): only the wall clock, which lock
+    /// expiry is judged by, is skewed.
+    pub fn skewed(&self, skew: Option<&str>) -> StdCommand {
+        let mut c = match skew {
+            Some(s) => {
+                let mut c = StdCommand::new("faketime");
+                c.args(["-f", s]).arg(bin()).env("DONT_FAKE_MONOTONIC", "1");
+                c
+            }
+            None => StdCommand::new(bin()),
+        };
+        self.env(&mut c);
+        c
     }
 
     /// `ddblock` for assert_cmd.
