@@ -28,6 +28,9 @@ class DdblockError extends Error {
   }
 }
 native.useErrorClass(DdblockError)
+// The core's warnings (a clock off DynamoDB's, a lease lost, a failed clean-up): process warnings
+// of type 'DdblockWarning', printed on stderr unless the application listens for 'warning'.
+native.useWarningHandler((message) => process.emitWarning(message, 'DdblockWarning'))
 
 /**
  * The rejection of an aborted acquire or wait: a DdblockError with code ABORTED whose `name` is

@@ -343,3 +343,6 @@ export interface Ttl {
  * `new errorClass(code, message, serviceCode, cause, kind)`.
  */
 export declare function useErrorClass(errorClass: new (code: string, message: string, serviceCode: string | undefined, cause: unknown, kind: string) => Error): void
+
+/** Registers the function each warning's message is passed to (lib.js, at load). */
+export declare function useWarningHandler(handler: (arg: string) => void): void

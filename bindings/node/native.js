@@ -846,3 +846,4 @@ module.exports.NativeStore = nativeBinding.NativeStore
 module.exports.NativeVersioned = nativeBinding.NativeVersioned
 module.exports.errorCodes = nativeBinding.errorCodes
 module.exports.useErrorClass = nativeBinding.useErrorClass
+module.exports.useWarningHandler = nativeBinding.useWarningHandler

@@ -11,7 +11,7 @@
 //! | operations | [`cache`](mod@cache), [`lock`], [`once`](mod@once) (the once-only guard), [`cas`] (compare-and-set): each over the store and the layers below, never each other |
 //! | handle | [`store`]: configuration + request layer |
 //! | requests | `dynamo`: the only code that touches `aws-sdk-dynamodb` (and `s3`, `aws-sdk-s3`); [`sdk`]: the seam for a crate that sends its own (`ddblock-admin`) |
-//! | format, config | [`format`](mod@format) (key layouts, codec, item meaning, input rules), [`config`] |
+//! | format, config | [`format`](mod@format) (key layouts, codec, item meaning, input rules), [`config`]; above `config`: [`telemetry`] (what ddblock reports, named once) |
 //! | leaves | [`error`], [`holder`], [`time`] |
 #![warn(missing_docs)]
 
@@ -28,6 +28,7 @@ pub mod once;
 mod s3;
 pub mod sdk;
 pub mod store;
+pub mod telemetry;
 pub mod time;
 
 pub use cache::{Consistency, ManyEntry};

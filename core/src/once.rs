@@ -267,7 +267,7 @@ impl Once {
             }
             Err(e) => {
                 if let Err(gb) = claim.finish(false).await {
-                    tracing::warn!(event = %self.spec.event_id, error = %gb,
+                    tracing::warn!(name: "ddblock.once.give_back_failed", event = %self.spec.event_id, error = %gb,
                         "could not give the claim back after the work failed; it frees itself at its expiry");
                 }
                 Err(e)

@@ -18,6 +18,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("format", 3),
     ("config", 4),
     ("aws", 5),
+    ("telemetry", 5),
     ("dynamo", 6),
     ("s3", 6),
     ("store", 7),

@@ -10,25 +10,10 @@ use ddblock::config::{Defaults, Front, Setting, SettingValue, StoreConfig, Unit,
 
 const GENERATED: &str = "generated from core/src/config/settings.rs by core/tests/settings_doc.rs";
 
-/// Checks that file `name` holds `want` between `begin` and `end`, or writes it there with
-/// `DDBLOCK_BLESS` set.
+/// Checks (or with `DDBLOCK_BLESS`, writes) one generated section of file `name`.
 fn generated(name: &str, begin: &str, end: &str, want: &str) {
-    let path = ddblock_test_support::repo_root().join(name);
-    let text = std::fs::read_to_string(&path).unwrap();
-    let lacks = |marker: &str| panic!("{name} lacks the marker {marker:?}");
-    let start = text.find(begin).unwrap_or_else(|| lacks(begin)) + begin.len();
-    let stop = start + text[start..].find(end).unwrap_or_else(|| lacks(end));
-    if text[start..stop] == *want {
-        return;
-    }
-    if std::env::var_os("DDBLOCK_BLESS").is_some() {
-        std::fs::write(&path, format!("{}{want}{}", &text[..start], &text[stop..])).unwrap();
-        return;
-    }
-    panic!(
-        "{name} is not what the settings table generates: run \
-         DDBLOCK_BLESS=1 cargo test -p ddblock --test settings_doc"
-    );
+    let bless = "cargo test -p ddblock --test settings_doc";
+    ddblock_test_support::generated(name, begin, end, want, bless);
 }
 
 /// A default as the docs say it.

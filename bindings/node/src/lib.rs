@@ -7,7 +7,8 @@
 //!
 //! Modules, each using only those listed before it: [`error`] and [`value`] (conversions),
 //! [`options`] (`new Store(...)`'s options, waits), [`store`] (`NativeStore`), then the store's
-//! methods beside what they return: [`cache`], [`lock`], [`once`], [`cas`], [`admin`].
+//! methods beside what they return: [`cache`], [`lock`], [`once`], [`cas`], [`admin`]; [`warn`]
+//! hands the core's warnings to `process.emitWarning`.
 
 mod error;
 mod value;
@@ -21,3 +22,4 @@ mod cache;
 mod cas;
 mod lock;
 mod once;
+mod warn;

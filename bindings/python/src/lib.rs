@@ -8,6 +8,7 @@ mod convert;
 mod errors;
 mod holder;
 mod lock;
+mod logs;
 mod once;
 mod pending;
 mod runtime;
@@ -92,6 +93,8 @@ mod _native {
     use super::cas::{PyConflictRetry, PyVersioned};
     #[pymodule_export]
     use super::lock::{PyHeartbeat, PyHeld, PyLock};
+    #[pymodule_export]
+    use super::logs::{_install_logging, _refresh_logging};
     #[pymodule_export]
     use super::once::{PyClaim, PyOnce};
     #[pymodule_export]

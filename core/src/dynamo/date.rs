@@ -129,6 +129,7 @@ impl Table {
         }
         *warned = Some(Instant::now());
         tracing::warn!(
+            name: "ddblock.clock.skew",
             table = %self.config().table(),
             margin_secs = margin.as_secs(),
             "this host's clock is between {low:+.1} and {high:+.1} s off DynamoDB's, more than the \

@@ -11,7 +11,7 @@ use super::{random_owner, AcquireOutcome, Lock};
 use crate::error::{Error, Result};
 use crate::format::item;
 use crate::holder::{Holder, StoredValue};
-use crate::time;
+use crate::{telemetry, time};
 
 /// Writes per attempt when the item changes hands under us (vanished, or expired between the
 /// write and the look), or a resend after an unknown outcome when there is no deadline.
@@ -27,7 +27,8 @@ impl Lock {
     /// error. A write whose answer was lost is sent again; if its outcome is still unknown, this
     /// attempt's write is deleted again (if it landed) and [`Error::OutcomeUnknown`] says so.
     pub async fn acquire(&self) -> Result<AcquireOutcome> {
-        self.acquire_by(None, None).await
+        self.observed_acquire(false, self.acquire_by(None, None))
+            .await
     }
 
     /// One attempt whose requests end by `deadline` (plus one attempt timeout); a waiting
@@ -154,7 +155,8 @@ impl Lock {
             }
         };
         if let Some(cause) = unknown {
-            let cleanup = guard.clean_up().await;
+            let (clean, cleanup) = guard.clean_up().await;
+            telemetry::unknown_outcome(&s.place, clean);
             let cause = match failure {
                 Some(last) => format!("{cause}; then: {last}"),
                 None => cause.to_string(),
@@ -239,23 +241,31 @@ impl AttemptGuard {
         self.armed = false;
     }
 
-    /// Deletes this attempt's write, if it is there; says what it found.
-    async fn clean_up(&mut self) -> String {
+    /// Deletes this attempt's write, if it is there; says whether nothing of it is left, and
+    /// what it found.
+    async fn clean_up(&mut self) -> (bool, String) {
         self.armed = false;
         match self
             .backend
             .delete_attempt(&self.key, &self.owner, &self.attempt)
             .await
         {
-            Ok(true) => "the write had landed and was deleted again: the lock is free".into(),
-            Ok(false) => {
+            Ok(true) => (
+                true,
+                "the write had landed and was deleted again: the lock is free".into(),
+            ),
+            Ok(false) => (
+                true,
                 "nothing of this attempt's is there: the write did not land (or was taken over)"
-                    .into()
-            }
-            Err(e) => format!(
-                "the clean-up delete failed too ({e}): if the write landed, the lock stays until \
-                 it expires (at the latest {})",
-                time::utc(self.latest_expiry)
+                    .into(),
+            ),
+            Err(e) => (
+                false,
+                format!(
+                    "the clean-up delete failed too ({e}): if the write landed, the lock stays \
+                     until it expires (at the latest {})",
+                    time::utc(self.latest_expiry)
+                ),
             ),
         }
     }
@@ -277,12 +287,12 @@ impl Drop for AttemptGuard {
             Ok(handle) => {
                 handle.spawn(async move {
                     if let Err(e) = backend.delete_attempt(&key, &owner, &attempt).await {
-                        tracing::warn!(key = %key, error = %e, "clean-up of a cancelled acquire failed; the lock expires at its ttl");
+                        tracing::warn!(name: "ddblock.lock.cleanup_failed", key = %key, error = %e, "clean-up of a cancelled acquire failed; the lock expires at its ttl");
                     }
                 });
             }
             Err(_) => {
-                tracing::warn!(key = %key, "acquire cancelled outside a tokio runtime; a write that landed stays until its ttl")
+                tracing::warn!(name: "ddblock.lock.cleanup_failed", key = %key, "acquire cancelled outside a tokio runtime; a write that landed stays until its ttl")
             }
         }
     }

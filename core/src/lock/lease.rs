@@ -43,7 +43,8 @@ impl Lock {
         let lock = self.clone();
         let task = tokio::spawn(async move {
             let reason = beat(&lock, interval).await;
-            tracing::warn!(lock = %lock.name(), reason = %reason, "lease lost");
+            crate::telemetry::lease_lost(&lock.spec.place);
+            tracing::warn!(name: "ddblock.lock.lease_lost", lock = %lock.name(), reason = %reason, "lease lost");
             let _ = tx.send(Some(reason));
         });
         Heartbeat {

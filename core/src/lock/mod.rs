@@ -13,17 +13,20 @@ mod wait;
 mod waiters;
 
 use std::fmt;
+use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rand::distr::{Alphanumeric, SampleString};
+use tracing::Instrument as _;
 
 use crate::config::{Backoff, StoreConfig};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::format::input;
 use crate::format::item::{self, is_expired, OWNER_LEN};
 use crate::holder::{redact_owner, Holder, StoredValue};
 use crate::store::Store;
+use crate::telemetry;
 
 use backend::LockBackend;
 pub use input::{lock_ttl, DEFAULT_LOCK_TTL_SECS};
@@ -90,6 +93,8 @@ struct LockSpec {
     /// Tries per acquire write when a try is refused before it could land (throttled, not
     /// connected): the SDK's `max_attempts` (default 3), applied by the lock layer itself.
     tries: u32,
+    /// Where the lock lives, as its metrics say it.
+    place: telemetry::Place,
 }
 
 impl LockSpec {
@@ -121,6 +126,7 @@ impl LockSpec {
             margin: cfg.clock_skew_margin(),
             tries: cfg.max_attempts().unwrap_or(3).max(1),
             heartbeat_interval: cfg.heartbeat_interval(),
+            place: telemetry::Place::of(cfg),
         })
     }
 }
@@ -133,6 +139,8 @@ struct LeaseState {
     deadline: Option<Instant>,
     /// The fencing token of the acquisition.
     fence: Option<u64>,
+    /// When the acquisition's write was sent (for the hold duration).
+    acquired_at: Option<Instant>,
 }
 
 /// A named lock with an owner; cheap to clone (clones share the lease state). Creating one sends
@@ -271,7 +279,27 @@ impl Lock {
     /// :owner`, typed as stored). No read before the delete.
     pub async fn release(&self) -> Result<ReleaseOutcome> {
         let s = &*self.spec;
-        let out = self.backend.release(&s.key, &s.stored_owner).await?;
+        let span = tracing::info_span!(
+            "ddblock.lock.release",
+            db.collection.name = s.place.collection(),
+            ddblock.key_layout = s.place.layout(),
+            ddblock.lock.release_outcome = tracing::field::Empty,
+        );
+        let held = self.lease_state().acquired_at.map(|t| t.elapsed());
+        let out = self
+            .backend
+            .release(&s.key, &s.stored_owner)
+            .instrument(span.clone())
+            .await;
+        let (outcome, error) = match &out {
+            Ok(ReleaseOutcome::Released) => ("released", None),
+            Ok(ReleaseOutcome::NotHeld) => ("not_held", None),
+            Ok(ReleaseOutcome::HeldByOther(_)) => ("other_owner", None),
+            Err(e) => ("error", Some(e.kind().as_str())),
+        };
+        span.record("ddblock.lock.release_outcome", outcome);
+        telemetry::release(&s.place, outcome, error, held);
+        let out = out?;
         self.clear_lease();
         match &out {
             ReleaseOutcome::Released => {
@@ -286,6 +314,34 @@ impl Lock {
             }
         }
         Ok(out)
+    }
+
+    /// Runs acquire `work` as one observed acquisition: its span and its metrics
+    /// ([`telemetry`]); `waits`: it may wait (then a `Held` answer is a timeout).
+    async fn observed_acquire(
+        &self,
+        waits: bool,
+        work: impl Future<Output = Result<AcquireOutcome>>,
+    ) -> Result<AcquireOutcome> {
+        let at = &self.spec.place;
+        let span = tracing::info_span!(
+            "ddblock.lock.acquire",
+            db.collection.name = at.collection(),
+            ddblock.key_layout = at.layout(),
+            ddblock.lock.outcome = tracing::field::Empty,
+        );
+        let seen = telemetry::Acquiring::begin(at, waits);
+        let out = work.instrument(span.clone()).await;
+        let (outcome, error) = match &out {
+            Ok(AcquireOutcome::Acquired { .. }) => ("acquired", None),
+            Ok(AcquireOutcome::Held(_)) if waits => ("timed_out", None),
+            Ok(AcquireOutcome::Held(_)) => ("held", None),
+            Err(Error::OutcomeUnknown { .. }) => ("unknown", None),
+            Err(e) => ("error", Some(e.kind().as_str())),
+        };
+        span.record("ddblock.lock.outcome", outcome);
+        seen.finish(outcome, error);
+        out
     }
 
     /// Deletes the lock whoever holds it (Laravel's `forceRelease`); true when a lock item was
@@ -360,6 +416,7 @@ impl Lock {
         *self.state.lock().unwrap_or_else(|e| e.into_inner()) = LeaseState {
             deadline: Some(lease_deadline(sent, ttl_secs)),
             fence,
+            acquired_at: Some(sent),
         };
     }
 }

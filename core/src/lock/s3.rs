@@ -37,7 +37,7 @@ impl Bucket {
                 Delete::Deleted => return Ok(true),
                 Delete::Refused => return Ok(false),
                 Delete::Unsupported => {
-                    tracing::warn!(bucket = %self.name(), "the server refuses conditional deletes; releasing by a conditional overwrite");
+                    tracing::warn!(name: "ddblock.s3.conditional_delete_refused", bucket = %self.name(), "the server refuses conditional deletes; releasing by a conditional overwrite");
                 }
             }
         }

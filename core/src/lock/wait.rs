@@ -135,6 +135,11 @@ impl Lock {
             Wait::UpTo(d) => Instant::now().checked_add(d),
             Wait::Forever => None,
         };
+        self.observed_acquire(true, self.wait_until(deadline)).await
+    }
+
+    /// The waiting acquire: this waiter's turn in its process, then [`Lock::watch_and_take`].
+    async fn wait_until(&self, deadline: Option<Instant>) -> Result<AcquireOutcome> {
         // When this waiter began waiting (Unix ms): its writes stamp it as `ddblock_since`, and
         // it orders itself against the holders' stamps (`fair.rs`).
         let since_ms = self.backend.now_millis();
@@ -364,11 +369,11 @@ impl Drop for LockGuard {
             if let Ok(handle) = tokio::runtime::Handle::try_current() {
                 handle.spawn(async move {
                     if let Err(e) = lock.release().await {
-                        tracing::warn!(lock = %lock.name(), error = %e, "release on drop failed; the lock expires at its ttl");
+                        tracing::warn!(name: "ddblock.lock.cleanup_failed", lock = %lock.name(), error = %e, "release on drop failed; the lock expires at its ttl");
                     }
                 });
             } else {
-                tracing::warn!(lock = %lock.name(), "LockGuard dropped outside a tokio runtime; the lock expires at its ttl");
+                tracing::warn!(name: "ddblock.lock.cleanup_failed", lock = %lock.name(), "LockGuard dropped outside a tokio runtime; the lock expires at its ttl");
             }
         }
     }

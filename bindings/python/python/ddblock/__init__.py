@@ -17,6 +17,7 @@ import atexit as _atexit
 from . import _aio, _native, _sync
 from ._aio import AsyncClaim, AsyncHeartbeat, AsyncLock, AsyncOnce
 from ._native import Versioned, __version__, serialize, unserialize
+from ._native import _refresh_logging as refresh_logging
 from ._sync import Claim, Heartbeat, Lock, Once
 from ._values import Backoff, Holder, OnceResult, OnceStatus, PhpObject
 from .exceptions import (
@@ -70,6 +71,7 @@ __all__ = [
     "UnsupportedError",
     "Versioned",
     "__version__",
+    "refresh_logging",
     "serialize",
     "unserialize",
 ]
@@ -95,6 +97,9 @@ class AsyncStore(_aio.AsyncStore):
         """The same store (same client) with blocking methods."""
         return Store._over(self._native)
 
+
+# The core's events go to `logging` (logger "ddblock" and its children; docs/observability.md).
+_native._install_logging()
 
 # The runtime's worker threads must be stopped while the interpreter is still alive: a thread
 # finishing a task at exit (dropping an asyncio future's objects) would take the GIL during

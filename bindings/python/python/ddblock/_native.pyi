@@ -6,7 +6,7 @@ from _typeshed import SupportsGetItem
 from ddblock._values import OnceStatus
 from typing import Any, Final, SupportsFloat, SupportsIndex, final
 
-__all__ = ["__version__", "Claim", "ConflictRetry", "Heartbeat", "Held", "Lock", "Once", "Pending", "Store", "Versioned", "_default_backoff", "_error_kinds", "_redact_owner", "_sample_error", "_shutdown", "serialize", "unserialize"]
+__all__ = ["__version__", "Claim", "ConflictRetry", "Heartbeat", "Held", "Lock", "Once", "Pending", "Store", "Versioned", "_default_backoff", "_error_kinds", "_install_logging", "_redact_owner", "_refresh_logging", "_sample_error", "_shutdown", "serialize", "unserialize"]
 
 __version__: Final[str]
 
@@ -289,10 +289,21 @@ def _error_kinds() -> list[tuple[str, str]]:
     `(kind, exception class)` for every error kind of the core.
     """
 
+def _install_logging() -> None:
+    """
+    Installs the bridge for ddblock's own crates (the package calls it at import; a second call
+    changes nothing).
+    """
+
 def _redact_owner(owner: str | None, /) -> str:
     """
     How messages and reprs show a lock owner: its first four characters and its length (the
     core's `redact_owner`, one rule for every front), since an owner is what releases a lock.
+    """
+
+def _refresh_logging() -> None:
+    """
+    Forgets the cached Python loggers and levels: call after changing ddblock's log levels.
     """
 
 def _sample_error(kind: str) -> Any:

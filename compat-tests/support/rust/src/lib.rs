@@ -112,6 +112,24 @@ pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../..")
 }
 
+/// Checks that file `name` (from the repository root) holds `want` between the markers `begin`
+/// and `end`, or writes it there when `DDBLOCK_BLESS` is set; `bless` is the command that does.
+pub fn generated(name: &str, begin: &str, end: &str, want: &str, bless: &str) {
+    let path = repo_root().join(name);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lacks = |marker: &str| panic!("{name} lacks the marker {marker:?}");
+    let start = text.find(begin).unwrap_or_else(|| lacks(begin)) + begin.len();
+    let stop = start + text[start..].find(end).unwrap_or_else(|| lacks(end));
+    if text[start..stop] == *want {
+        return;
+    }
+    if std::env::var_os("DDBLOCK_BLESS").is_some() {
+        std::fs::write(&path, format!("{}{want}{}", &text[..start], &text[stop..])).unwrap();
+        return;
+    }
+    panic!("{name} is not what its table generates: run DDBLOCK_BLESS=1 {bless}");
+}
+
 static COUNTER: AtomicUsize = AtomicUsize::new(0);
 
 /// A name no other test (or test process) uses: `PREFIX<pid>_<n>_<random>`.

@@ -1,0 +1,72 @@
+"""The core's events reach Python's ``logging`` (logger ``ddblock`` and its children): a host whose
+clock is 5 s ahead of DynamoDB's (libfaketime, as the CLI's clock test) is told so by a WARNING
+on its first lock request; a host in sync is told nothing. Each runs as its own process, since
+faketime must wrap the interpreter from its start."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import ddblock
+
+SCRIPT = textwrap.dedent(
+    """
+    import json, logging, sys
+    import ddblock
+
+    records = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            records.append([record.name, record.levelname, record.getMessage()])
+
+    logging.getLogger("ddblock").addHandler(Keep())
+    logging.getLogger("ddblock").setLevel(logging.DEBUG)
+    store = ddblock.Store(sys.argv[2], endpoint_url=sys.argv[1])
+    lock = store.lock("clock-check", 10)
+    assert lock.acquire()
+    assert lock.release()
+    print(json.dumps(records))
+    """
+)
+
+
+def _records(endpoint: str, table: str, skew: str | None) -> list[list[str]]:
+    command = [sys.executable, "-c", SCRIPT, endpoint, table]
+    if skew is not None:
+        # DONT_FAKE_MONOTONIC: tokio's timers keep the real monotonic clock (as in the CLI tests).
+        command = ["faketime", "-f", skew, *command]
+    env = dict(os.environ, DONT_FAKE_MONOTONIC="1")
+    out = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert out.returncode == 0, out.stderr
+    records: list[list[str]] = json.loads(out.stdout)
+    return records
+
+
+def test_a_clock_5s_ahead_is_a_warning_in_logging(endpoint: str, table: str) -> None:
+    records = _records(endpoint, table, "+5s")
+    warnings = [r for r in records if r[1] == "WARNING"]
+    assert len(warnings) == 1, records
+    name, _, message = warnings[0]
+    assert name.startswith("ddblock."), name
+    assert "this host's clock is between +" in message, message
+    assert "Sync the clock (NTP)" in message, message
+
+
+def test_a_clock_in_sync_logs_no_warning_and_the_debug_events_flow(
+    endpoint: str, table: str
+) -> None:
+    records = _records(endpoint, table, None)
+    assert [r for r in records if r[1] == "WARNING"] == [], records
+    # The lock's own debug events: what was done, never the owner token.
+    messages = [r[2] for r in records if r[1] == "DEBUG"]
+    assert any(m.startswith("acquired") for m in messages), records
+    assert any(m.startswith("released") for m in messages), records
+
+
+def test_refresh_logging_is_callable() -> None:
+    ddblock.refresh_logging()

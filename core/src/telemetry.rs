@@ -1,0 +1,388 @@
+//! What ddblock reports, named once: every metric, span and warning ([`INSTRUMENTS`]), from which
+//! docs/observability.md is generated (`core/tests/telemetry_doc.rs` checks it), and the one place
+//! that records them.
+//!
+//! Spans and warnings are `tracing` spans and events with these names. Metrics go through the
+//! OpenTelemetry API (`opentelemetry::global::meter("ddblock")`) when the crate's `otel` feature
+//! is on; without it every recording function here is empty and the crate has no OpenTelemetry
+//! dependency. Names follow OpenTelemetry's rules: dot-separated, `ddblock.` first, units in UCUM,
+//! `error.type` for the error's kind. No attribute ever holds an owner token or a credential, and
+//! metrics and spans never carry a lock's name (a key can be secret, and one time series per lock
+//! would be unbounded); only the warnings name the lock they are about.
+
+use std::time::Duration;
+
+use crate::config::StoreConfig;
+
+/// What an instrument is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// An OpenTelemetry counter (monotonic sum).
+    Counter,
+    /// An OpenTelemetry histogram.
+    Histogram,
+    /// A `tracing` span.
+    Span,
+    /// A `tracing` event at warning level: what every front shows as a warning.
+    Warning,
+}
+
+impl Kind {
+    /// The word the docs use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Counter => "counter",
+            Kind::Histogram => "histogram",
+            Kind::Span => "span",
+            Kind::Warning => "warning",
+        }
+    }
+}
+
+/// One thing ddblock reports.
+#[derive(Debug, Clone, Copy)]
+pub struct Instrument {
+    /// Its name, `ddblock.` first.
+    pub name: &'static str,
+    /// Counter, histogram, span or warning.
+    pub kind: Kind,
+    /// Its unit (UCUM; `{thing}` for a count), empty for spans and warnings.
+    pub unit: &'static str,
+    /// The attributes it carries.
+    pub attributes: &'static [&'static str],
+    /// What it means, one sentence.
+    pub meaning: &'static str,
+}
+
+/// Attributes every lock instrument carries: the table (or S3 bucket) and the key layout.
+const WHERE: [&str; 2] = ["db.collection.name", "ddblock.key_layout"];
+
+/// Every metric, span and warning ddblock emits.
+pub const INSTRUMENTS: &[Instrument] = &[
+    Instrument {
+        name: "ddblock.lock.acquisitions",
+        kind: Kind::Counter,
+        unit: "{acquisition}",
+        attributes: &[WHERE[0], WHERE[1], "ddblock.lock.outcome", "error.type"],
+        meaning: "An acquire ended: `acquired`, `held` (someone else has it; an acquire that \
+                  tries once), `timed_out` (a wait ran out), `cancelled` (its caller dropped it), \
+                  `unknown` (the answer was lost; see `ddblock.lock.unknown_outcomes`) or `error` \
+                  (`error.type`: the error's kind).",
+    },
+    Instrument {
+        name: "ddblock.lock.wait.duration",
+        kind: Kind::Histogram,
+        unit: "s",
+        attributes: &[WHERE[0], WHERE[1], "ddblock.lock.outcome"],
+        meaning: "How long an acquire that may wait (`block`, `acquire_within`, `run --wait`) \
+                  took, from its call to its outcome; acquires that try once are not counted.",
+    },
+    Instrument {
+        name: "ddblock.lock.hold.duration",
+        kind: Kind::Histogram,
+        unit: "s",
+        attributes: &[WHERE[0], WHERE[1], "ddblock.lock.release_outcome"],
+        meaning: "How long a handle held the lock: from its acquire write to its release.",
+    },
+    Instrument {
+        name: "ddblock.lock.releases",
+        kind: Kind::Counter,
+        unit: "{release}",
+        attributes: &[
+            WHERE[0],
+            WHERE[1],
+            "ddblock.lock.release_outcome",
+            "error.type",
+        ],
+        meaning: "A release ended: `released`, `not_held` (no live lock item: it expired, or \
+                  was force-released), `other_owner` (someone else holds it now) or `error`.",
+    },
+    Instrument {
+        name: "ddblock.lock.lease_lost",
+        kind: Kind::Counter,
+        unit: "{lease}",
+        attributes: &WHERE,
+        meaning: "A heartbeat found its lock no longer ours, or could not refresh it in time: \
+                  the body ran, or runs, without the lock. Alert on any.",
+    },
+    Instrument {
+        name: "ddblock.lock.unknown_outcomes",
+        kind: Kind::Counter,
+        unit: "{acquisition}",
+        attributes: &[WHERE[0], WHERE[1], "ddblock.lock.cleanup"],
+        meaning: "An acquire write's answer was lost twice: `ddblock.lock.cleanup` is `clean` \
+                  when the clean-up delete left nothing of it, `left` when a write that may have \
+                  landed stays until its ttl.",
+    },
+    Instrument {
+        name: "ddblock.lock.acquire",
+        kind: Kind::Span,
+        unit: "",
+        attributes: &[WHERE[0], WHERE[1], "ddblock.lock.outcome"],
+        meaning: "One acquire, its waiting included; the SDK's request spans are its children.",
+    },
+    Instrument {
+        name: "ddblock.lock.release",
+        kind: Kind::Span,
+        unit: "",
+        attributes: &[WHERE[0], WHERE[1], "ddblock.lock.release_outcome"],
+        meaning: "One release: the owner-conditioned delete (or keep-fence update).",
+    },
+    Instrument {
+        name: "ddblock.clock.skew",
+        kind: Kind::Warning,
+        unit: "",
+        attributes: &["table", "margin_secs"],
+        meaning: "An answer's `Date` header proves this host's clock further from DynamoDB's \
+                  than the clock-skew margin allows (at most once a minute per store).",
+    },
+    Instrument {
+        name: "ddblock.lock.lease_lost",
+        kind: Kind::Warning,
+        unit: "",
+        attributes: &["lock", "reason"],
+        meaning: "The warning beside the counter of the same name, with the reason.",
+    },
+    Instrument {
+        name: "ddblock.lock.cleanup_failed",
+        kind: Kind::Warning,
+        unit: "",
+        attributes: &["lock or key", "error"],
+        meaning: "A cancelled acquire's clean-up, or a dropped guard's release, failed: the lock \
+                  stays until its ttl.",
+    },
+    Instrument {
+        name: "ddblock.once.give_back_failed",
+        kind: Kind::Warning,
+        unit: "",
+        attributes: &["event", "error"],
+        meaning: "A once-only claim whose work failed could not be given back: the event can be \
+                  claimed again only after the claim's expiry.",
+    },
+    Instrument {
+        name: "ddblock.s3.conditional_delete_refused",
+        kind: Kind::Warning,
+        unit: "",
+        attributes: &["bucket"],
+        meaning: "The S3 server refuses conditional deletes: releases fall back to a conditional \
+                  overwrite.",
+    },
+];
+
+/// Where a lock lives, as its instruments say it: the table (or bucket) and the key layout.
+#[derive(Debug, Clone)]
+pub(crate) struct Place {
+    collection: String,
+    layout: &'static str,
+}
+
+impl Place {
+    /// The table (or S3 bucket) and key layout of `cfg`.
+    pub(crate) fn of(cfg: &StoreConfig) -> Place {
+        Place {
+            collection: cfg.s3_bucket().unwrap_or(cfg.table()).to_owned(),
+            layout: cfg.layout().as_str(),
+        }
+    }
+
+    /// The table or bucket.
+    pub(crate) fn collection(&self) -> &str {
+        &self.collection
+    }
+
+    /// The key layout's name.
+    pub(crate) fn layout(&self) -> &'static str {
+        self.layout
+    }
+}
+
+/// An acquire under way: counted when it ends ([`Acquiring::finish`]), or as `cancelled` when
+/// its caller drops it first.
+pub(crate) struct Acquiring<'a> {
+    at: &'a Place,
+    started: std::time::Instant,
+    waits: bool,
+    done: bool,
+}
+
+impl<'a> Acquiring<'a> {
+    /// An acquire at `at` begins; `waits`: it may wait (its duration is a wait).
+    pub(crate) fn begin(at: &'a Place, waits: bool) -> Acquiring<'a> {
+        Acquiring {
+            at,
+            started: std::time::Instant::now(),
+            waits,
+            done: false,
+        }
+    }
+
+    /// It ended with `outcome` (`error` with `error_type`).
+    pub(crate) fn finish(mut self, outcome: &'static str, error_type: Option<&'static str>) {
+        self.done = true;
+        let waited = self.waits.then(|| self.started.elapsed());
+        acquisition(self.at, outcome, error_type, waited);
+    }
+}
+
+impl Drop for Acquiring<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            let waited = self.waits.then(|| self.started.elapsed());
+            acquisition(self.at, "cancelled", None, waited);
+        }
+    }
+}
+
+/// An acquire ended with `outcome` (`error` with `error_type`); `waited` for a waiting acquire.
+fn acquisition(
+    at: &Place,
+    outcome: &'static str,
+    error_type: Option<&'static str>,
+    waited: Option<Duration>,
+) {
+    #[cfg(feature = "otel")]
+    otel::acquisition(at, outcome, error_type, waited);
+    #[cfg(not(feature = "otel"))]
+    let _ = (at, outcome, error_type, waited);
+}
+
+/// A release ended with `outcome` (`error` with `error_type`) after holding for `held`.
+pub(crate) fn release(
+    at: &Place,
+    outcome: &'static str,
+    error_type: Option<&'static str>,
+    held: Option<Duration>,
+) {
+    #[cfg(feature = "otel")]
+    otel::release(at, outcome, error_type, held);
+    #[cfg(not(feature = "otel"))]
+    let _ = (at, outcome, error_type, held);
+}
+
+/// A heartbeat lost its lease.
+pub(crate) fn lease_lost(at: &Place) {
+    #[cfg(feature = "otel")]
+    otel::lease_lost(at);
+    #[cfg(not(feature = "otel"))]
+    let _ = at;
+}
+
+/// An acquire's outcome stayed unknown; `clean` when its clean-up left nothing.
+pub(crate) fn unknown_outcome(at: &Place, clean: bool) {
+    #[cfg(feature = "otel")]
+    otel::unknown_outcome(at, clean);
+    #[cfg(not(feature = "otel"))]
+    let _ = (at, clean);
+}
+
+#[cfg(feature = "otel")]
+mod otel {
+    //! The instruments, made once from the global meter provider at their first use: install the
+    //! application's provider before the first lock operation.
+
+    use std::sync::OnceLock;
+    use std::time::Duration;
+
+    use opentelemetry::metrics::{Counter, Histogram};
+    use opentelemetry::KeyValue;
+
+    use super::Place;
+
+    struct Meters {
+        acquisitions: Counter<u64>,
+        wait: Histogram<f64>,
+        hold: Histogram<f64>,
+        releases: Counter<u64>,
+        lease_lost: Counter<u64>,
+        unknown: Counter<u64>,
+    }
+
+    fn meters() -> &'static Meters {
+        static METERS: OnceLock<Meters> = OnceLock::new();
+        METERS.get_or_init(|| {
+            let m = opentelemetry::global::meter("ddblock");
+            let doc = |name: &str| {
+                super::INSTRUMENTS
+                    .iter()
+                    .find(|i| i.name == name && i.kind != super::Kind::Warning)
+                    .expect("every instrument is in the table")
+            };
+            let counter = |name: &'static str| {
+                let i = doc(name);
+                m.u64_counter(name)
+                    .with_unit(i.unit)
+                    .with_description(i.meaning)
+                    .build()
+            };
+            let histogram = |name: &'static str| {
+                let i = doc(name);
+                m.f64_histogram(name)
+                    .with_unit(i.unit)
+                    .with_description(i.meaning)
+                    .build()
+            };
+            Meters {
+                acquisitions: counter("ddblock.lock.acquisitions"),
+                wait: histogram("ddblock.lock.wait.duration"),
+                hold: histogram("ddblock.lock.hold.duration"),
+                releases: counter("ddblock.lock.releases"),
+                lease_lost: counter("ddblock.lock.lease_lost"),
+                unknown: counter("ddblock.lock.unknown_outcomes"),
+            }
+        })
+    }
+
+    fn base(at: &Place) -> Vec<KeyValue> {
+        vec![
+            KeyValue::new("db.collection.name", at.collection().to_owned()),
+            KeyValue::new("ddblock.key_layout", at.layout()),
+        ]
+    }
+
+    pub(super) fn acquisition(
+        at: &Place,
+        outcome: &'static str,
+        error_type: Option<&'static str>,
+        waited: Option<Duration>,
+    ) {
+        let m = meters();
+        let mut attrs = base(at);
+        attrs.push(KeyValue::new("ddblock.lock.outcome", outcome));
+        if let Some(w) = waited {
+            m.wait.record(w.as_secs_f64(), &attrs);
+        }
+        if let Some(e) = error_type {
+            attrs.push(KeyValue::new("error.type", e));
+        }
+        m.acquisitions.add(1, &attrs);
+    }
+
+    pub(super) fn release(
+        at: &Place,
+        outcome: &'static str,
+        error_type: Option<&'static str>,
+        held: Option<Duration>,
+    ) {
+        let m = meters();
+        let mut attrs = base(at);
+        attrs.push(KeyValue::new("ddblock.lock.release_outcome", outcome));
+        if let Some(h) = held {
+            m.hold.record(h.as_secs_f64(), &attrs);
+        }
+        if let Some(e) = error_type {
+            attrs.push(KeyValue::new("error.type", e));
+        }
+        m.releases.add(1, &attrs);
+    }
+
+    pub(super) fn lease_lost(at: &Place) {
+        meters().lease_lost.add(1, &base(at));
+    }
+
+    pub(super) fn unknown_outcome(at: &Place, clean: bool) {
+        let mut attrs = base(at);
+        let cleanup = if clean { "clean" } else { "left" };
+        attrs.push(KeyValue::new("ddblock.lock.cleanup", cleanup));
+        meters().unknown.add(1, &attrs);
+    }
+}
