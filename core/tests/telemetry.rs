@@ -4,89 +4,22 @@
 
 mod common;
 
-use std::collections::BTreeMap;
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use common::{FaultyTable, Server};
 use ddblock::{ErrorKind, Store, Wait};
 use ddblock_fault_proxy::FaultConfig;
-use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
-use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
+use ddblock_test_support::metrics::{count, install, Counts};
 
-/// The process's one meter provider and its exporter (ddblock makes its instruments once, from
-/// the global provider, so every test of this binary shares it: each reads only its own table's
-/// points).
-fn sdk() -> &'static (SdkMeterProvider, InMemoryMetricExporter) {
-    static SDK: OnceLock<(SdkMeterProvider, InMemoryMetricExporter)> = OnceLock::new();
-    SDK.get_or_init(|| {
-        let exporter = InMemoryMetricExporter::default();
-        let provider = SdkMeterProvider::builder()
-            .with_reader(PeriodicReader::builder(exporter.clone()).build())
-            .build();
-        opentelemetry::global::set_meter_provider(provider.clone());
-        (provider, exporter)
-    })
-}
-
-/// `(metric, outcome attribute)` → count (sums) or number of recorded values (histograms), for
-/// the points of table `table`.
-fn points(table: &str) -> BTreeMap<(String, String), u64> {
-    let (provider, exporter) = sdk();
-    exporter.reset();
-    provider.force_flush().unwrap();
-    let mut out = BTreeMap::new();
-    let exported = exporter.get_finished_metrics().unwrap();
-    let last = exported.last().expect("an export");
-    for scope in last.scope_metrics() {
-        for metric in scope.metrics() {
-            let name = metric.name().to_owned();
-            let mut add = |attrs: Vec<(String, String)>, n: u64| {
-                let mine = attrs
-                    .iter()
-                    .any(|(k, v)| k == "db.collection.name" && v == table);
-                if !mine {
-                    return;
-                }
-                let outcome = attrs
-                    .iter()
-                    .filter(|(k, _)| k.ends_with("outcome") || k == "ddblock.lock.cleanup")
-                    .map(|(_, v)| v.clone())
-                    .collect::<Vec<_>>()
-                    .join(",");
-                *out.entry((name.clone(), outcome)).or_insert(0) += n;
-            };
-            let kv = |it: &mut dyn Iterator<Item = &opentelemetry::KeyValue>| {
-                it.map(|kv| (kv.key.to_string(), kv.value.to_string()))
-                    .collect::<Vec<_>>()
-            };
-            match metric.data() {
-                AggregatedMetrics::U64(MetricData::Sum(sum)) => {
-                    for p in sum.data_points() {
-                        add(kv(&mut p.attributes()), p.value());
-                    }
-                }
-                AggregatedMetrics::F64(MetricData::Histogram(h)) => {
-                    for p in h.data_points() {
-                        add(kv(&mut p.attributes()), p.count());
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    out
-}
-
-fn count(p: &BTreeMap<(String, String), u64>, metric: &str, outcome: &str) -> u64 {
-    p.get(&(metric.to_owned(), outcome.to_owned()))
-        .copied()
-        .unwrap_or(0)
+/// What this test's table recorded (every test of this binary shares the process's one meter
+/// provider: each reads only its own table's points).
+fn points(table: &str) -> Counts {
+    install().counts(Some(table))
 }
 
 /// Acquired, held, timed out, cancelled; released, not held, held by another; the waits and holds.
 async fn acquisitions_and_releases_are_counted_by_outcome(server: Server) {
-    sdk();
+    install();
     let f = FaultyTable::new(server).await;
     let store = Store::new(f.through().build().unwrap());
     let a = store.lock("counted", 60).unwrap();
@@ -133,7 +66,7 @@ async fn acquisitions_and_releases_are_counted_by_outcome(server: Server) {
 /// A heartbeat whose lock was taken from it counts a lost lease; an acquire whose every answer is
 /// lost counts an unknown outcome whose clean-up left nothing.
 async fn lost_leases_and_unknown_outcomes_are_counted(server: Server) {
-    sdk();
+    install();
     let f = FaultyTable::new(server).await;
     let cfg = f
         .through()

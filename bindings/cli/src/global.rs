@@ -26,6 +26,18 @@ pub struct Global {
     /// Progress on stderr for list, sweep and doctor
     #[arg(long, global = true, value_name = "WHEN", default_value = "auto")]
     pub progress: Progress,
+    /// The core's events on stderr from LEVEL up: off, error, warn, info, debug, trace
+    #[arg(
+        long,
+        global = true,
+        value_name = "LEVEL",
+        env = "DDBLOCK_LOG",
+        default_value = "warn"
+    )]
+    pub log_level: crate::warn::Threshold,
+    /// How events are printed on stderr: text (`ddblock: warning: ...`) or json (one object a line)
+    #[arg(long, global = true, value_name = "FORMAT", default_value = "text")]
+    pub log_format: crate::warn::Format,
 }
 
 impl Global {

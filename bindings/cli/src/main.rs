@@ -132,7 +132,7 @@ async fn dispatch(cli: &Cli) -> i32 {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    warn::init();
+    warn::init(cli.global.log_level, cli.global.log_format);
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -316,6 +316,53 @@ fn doctor_measures_a_clock_past_the_margin(server: Server) {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("clock"), "no warning in sync: {err}");
+
+    // `--log-format json`: the same warning as one JSON object; `--log-level off` (or
+    // DDBLOCK_LOG=off): nothing; `--log-level debug`: what the lock did, never its owner.
+    let name = unique("json");
+    let args = ["--log-format", "json", "acquire", &name, "--ttl", "5"];
+    let out = ddblock(&ctx, Some("+5s"), &args).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<Value> = err
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l:?}")))
+        .collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert_eq!(lines[0]["level"], "warn", "{err}");
+    assert_eq!(lines[0]["target"], "ddblock::dynamo::date", "{err}");
+    assert!(lines[0]["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("this host's clock is"));
+    let args = [
+        "--log-level",
+        "off",
+        "acquire",
+        &unique("quiet"),
+        "--ttl",
+        "5",
+    ];
+    let out = ddblock(&ctx, Some("+5s"), &args).output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "",
+        "off prints nothing"
+    );
+    let out = ddblock(
+        &ctx,
+        None,
+        &["--json", "acquire", &unique("dbg"), "--ttl", "5"],
+    )
+    .env("DDBLOCK_LOG", "debug")
+    .output()
+    .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let owner = json_of(&out, "ddblock acquire").1["owner"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(err.contains("ddblock: debug: acquired lock="), "{err}");
+    assert!(!err.contains(&owner), "no owner in the events: {err}");
 }
 
 on_servers!(

@@ -325,7 +325,70 @@ pub async fn cpu(ctx: &Ctx) -> Result<Vec<CpuPair>, String> {
         core_row,
         json!({"cycles": cli_n}),
     ));
+
+    // The cost of ddblock's metrics with an application's OpenTelemetry SDK attached: the core's
+    // cycle in child processes of this binary, with and without a meter provider, alternately.
+    let (mut with, mut without) = ((0.0, 0.0), (0.0, 0.0));
+    for _ in 0..2 {
+        for (otel, acc) in [(true, &mut with), (false, &mut without)] {
+            let mode = if otel { "otel" } else { "plain" };
+            let args = [
+                "cpu-child".to_owned(),
+                mode.to_owned(),
+                ep.clone(),
+                table.clone(),
+                n.to_string(),
+                w.to_string(),
+            ];
+            let me = std::env::current_exe().map_err(|e| e.to_string())?;
+            let text = run_child(&me.to_string_lossy(), &args, &[], "cpu child").await?;
+            let answer = last_json(&text, "cpu child")?;
+            *acc = (
+                acc.0 + num(&answer, "cpu_us") / 2.0,
+                acc.1 + num(&answer, "wall_us") / 2.0,
+            );
+        }
+    }
+    let row = |client: &str, (cpu_us, wall_us): (f64, f64)| CpuRow {
+        client: client.into(),
+        cpu_us,
+        wall_us,
+    };
+    out.push(pair(
+        "Rust core with the OpenTelemetry SDK attached vs without (child processes)",
+        row("ddblock core + SdkMeterProvider (in-memory exporter)", with),
+        row("ddblock core, no meter provider", without),
+        json!({}),
+    ));
     Ok(out)
+}
+
+/// `ddblock-bench cpu-child MODE ENDPOINT TABLE CYCLES WARMUP`: the core's uncontended cycle in
+/// this process, with an OpenTelemetry SDK meter provider installed first (`otel`) or none
+/// (`plain`); prints `{"cpu_us", "wall_us"}` per cycle.
+pub async fn cpu_child() -> Result<(), String> {
+    let args: Vec<String> = std::env::args().skip(2).collect();
+    let [mode, ep, table, n, w] = args.as_slice() else {
+        return Err(
+            "usage: ddblock-bench cpu-child otel|plain ENDPOINT TABLE CYCLES WARMUP".into(),
+        );
+    };
+    let count = |s: &str| s.parse::<usize>().map_err(|e| format!("{s}: {e}"));
+    let _provider = (mode == "otel").then(|| {
+        let exporter = opentelemetry_sdk::metrics::InMemoryMetricExporter::default();
+        let provider = opentelemetry_sdk::metrics::SdkMeterProvider::builder()
+            .with_reader(opentelemetry_sdk::metrics::PeriodicReader::builder(exporter).build())
+            .build();
+        opentelemetry::global::set_meter_provider(provider.clone());
+        provider
+    });
+    let store = store_at(ep, table)?;
+    let lock = store
+        .lock(&format!("cpu-{mode}"), 10)
+        .map_err(|e| e.to_string())?;
+    let (cpu_us, wall_us) = measure(count(w)?, count(n)?, || core_cycle(&lock)).await?;
+    println!("{}", json!({"cpu_us": cpu_us, "wall_us": wall_us}));
+    Ok(())
 }
 
 /// The PHP peer (`compat-tests/laravel/harness.php`): `cycles` uncontended cycles after `warmup`

@@ -52,6 +52,8 @@ fn flags() -> std::collections::BTreeMap<String, String> {
 async fn main() {
     let result = match std::env::args().nth(1).as_deref() {
         Some("run") => run().await,
+        // The CPU figure's child: the core's cycle in a process of its own (cycles.rs).
+        Some("cpu-child") => cycles::cpu_child().await,
         _ => usage(),
     };
     if let Err(e) = result {

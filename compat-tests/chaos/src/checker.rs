@@ -13,6 +13,8 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 pub use ddblock_test_support::chaos::Cycle;
+pub use ddblock_test_support::metrics::Counts;
+use ddblock_test_support::metrics::{count, total};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -117,6 +119,13 @@ pub struct Report {
     pub journal_entries: u64,
     /// Writes whose answer the client never got (dropped, reset) but which committed.
     pub committed_unanswered: u64,
+    /// Committed acquisitions each worker reports as its own, by worker (journal).
+    pub journal_learned_by_worker: BTreeMap<String, u64>,
+    /// Committed acquisitions of each worker's owners that it does not report (journal).
+    pub journal_unlearned_by_worker: BTreeMap<String, u64>,
+    /// Where a Rust worker's own metrics disagree with the journal or its records
+    /// ([`check_metrics`]).
+    pub metric_mismatches: Vec<String>,
 }
 
 impl Report {
@@ -133,7 +142,7 @@ impl Report {
     /// and locks held at the end in ddblock's group, and untyped errors anywhere.
     pub fn violations(&self) -> Vec<String> {
         let d = &self.ddblock;
-        let mut v = Vec::new();
+        let mut v = self.metric_mismatches.clone();
         if d.overlaps > 0 {
             v.push(format!(
                 "{} overlapping holders: {:?}",
@@ -309,6 +318,12 @@ pub fn check(
         .iter()
         .map(|(name, k)| (k.as_str(), name.as_str()))
         .collect();
+    let worker_of: HashMap<&str, &str> = cycles
+        .iter()
+        .map(|c| (c.owner.as_str(), c.worker.as_str()))
+        .collect();
+    let mut learned_by: BTreeMap<String, u64> = BTreeMap::new();
+    let mut unlearned_by: BTreeMap<String, u64> = BTreeMap::new();
     let learned: HashSet<(&str, &str)> = cycles
         .iter()
         .filter(|c| c.acquire == "acquired")
@@ -422,9 +437,12 @@ pub fn check(
                         }
                         last_fence.insert(name, f);
                     }
+                    let worker = worker_of.get(owner.as_str()).copied().unwrap_or("?");
                     if learned.contains(&(name, owner.as_str())) {
                         g.acquisitions_learned += 1;
+                        *learned_by.entry(worker.to_owned()).or_default() += 1;
                     } else {
+                        *unlearned_by.entry(worker.to_owned()).or_default() += 1;
                         match &attempt {
                             Some(a) => {
                                 unlearned.insert((name.to_owned(), a.clone()), false);
@@ -472,6 +490,8 @@ pub fn check(
             }
         }
     }
+    report.journal_learned_by_worker = learned_by;
+    report.journal_unlearned_by_worker = unlearned_by;
     for ((name, _), cleaned) in &unlearned {
         let control = keys.locks.get(name).is_some_and(|k| k.control);
         let g = report.group(control);
@@ -547,4 +567,73 @@ pub fn check(
 fn short(owner: &str) -> String {
     let head: String = owner.chars().take(4).collect();
     format!("{head}…")
+}
+
+/// Holds each Rust worker's own metrics (`metrics`, by worker id: what its OpenTelemetry SDK
+/// counted, docs/observability.md) against what the journal shows it did and what it recorded,
+/// into [`Report::metric_mismatches`]: acquisitions by outcome, unknown outcomes and lost leases.
+pub fn check_metrics(report: &mut Report, cycles: &[Cycle], metrics: &BTreeMap<String, Counts>) {
+    for (worker, m) in metrics {
+        let mine: Vec<&Cycle> = cycles
+            .iter()
+            .filter(|c| c.worker == *worker && c.untyped.is_empty())
+            .collect();
+        let records = |f: &dyn Fn(&Cycle) -> bool| mine.iter().filter(|c| f(c)).count() as u64;
+        let acq = "ddblock.lock.acquisitions";
+        let unknown = count(m, acq, "unknown");
+        let journal = |by: &BTreeMap<String, u64>| by.get(worker).copied().unwrap_or(0);
+        let lost_records = records(&|c| c.lost_by_refresh == Some(true));
+        let lost_ends = records(&|c| c.release.as_deref() == Some("lease_lost"));
+        let lost = count(m, "ddblock.lock.lease_lost", "");
+        let not_acquired = count(m, acq, "timed_out") + count(m, acq, "held");
+        let unknown_errors = records(&|c| {
+            c.errors
+                .iter()
+                .any(|(op, k)| op == "acquire" && k == "outcome_unknown")
+        });
+        let unlearned = journal(&report.journal_unlearned_by_worker);
+        let learned = journal(&report.journal_learned_by_worker);
+        let acquired = count(m, acq, "acquired");
+        let unknowns = total(m, "ddblock.lock.unknown_outcomes");
+        let checks = [
+            (
+                "acquisitions counted `acquired` = acquisitions it committed and learned (journal)",
+                acquired == learned,
+                format!("{acquired} vs {learned}"),
+            ),
+            (
+                "acquisitions counted = its cycles (one acquire each)",
+                total(m, acq) == mine.len() as u64,
+                format!("{} vs {}", total(m, acq), mine.len()),
+            ),
+            (
+                "acquisitions counted `timed_out` or `held` = cycles it recorded as not acquired",
+                not_acquired == records(&|c| c.acquire == "held"),
+                format!("{not_acquired} vs {}", records(&|c| c.acquire == "held")),
+            ),
+            (
+                "acquisitions counted `unknown` = its OutcomeUnknown errors, >= its unlearned \
+                 commits (journal)",
+                unknown == unknown_errors && unknown >= unlearned,
+                format!("{unknown} vs {unknown_errors} errors, {unlearned} unlearned"),
+            ),
+            (
+                "unknown outcomes counted (clean + left) = acquisitions counted `unknown`",
+                unknowns == unknown,
+                format!("{unknowns} vs {unknown}"),
+            ),
+            (
+                "lost leases counted: at least those a refresh saw, at most the bodies that ended lost",
+                lost_records <= lost && lost <= lost_ends,
+                format!("{lost_records} <= {lost} <= {lost_ends}"),
+            ),
+        ];
+        for (what, ok, figures) in checks {
+            if !ok {
+                report
+                    .metric_mismatches
+                    .push(format!("{worker}: metrics disagree: {what} ({figures})"));
+            }
+        }
+    }
 }

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use ddblock_chaos::checker::{check, Cycle, Keys, LockKey, Report};
+use ddblock_chaos::checker::{check, check_metrics, Counts, Cycle, Keys, LockKey, Report};
 use serde_json::{json, Value};
 
 fn keys() -> Keys {
@@ -266,4 +266,50 @@ fn untyped_errors_are_violations() {
     let r = check(&keys(), &[], &[c], &HashMap::new(), 0);
     assert_eq!(r.untyped["rust"].len(), 1);
     assert_eq!(r.violations().len(), 1);
+}
+
+/// A Rust worker's metrics are held against the journal and its records: counts that agree pass;
+/// a counter that skipped one acquisition, or an unknown outcome left uncounted, fails the run.
+#[test]
+fn metrics_that_skip_an_event_are_violations() {
+    let journal = vec![
+        acquire(100.0, "AAAA", "a1", 106, 10),
+        release(100.3, "AAAA"),
+        acquire(100.4, "BBBB", "b1", 106, 20),
+        release(100.6, "BBBB"),
+        // C's answer was lost: C reports an OutcomeUnknown, its clean-up deleted the write.
+        acquire(101.0, "CCCC", "c1", 107, 30),
+        clean_up(101.1, "CCCC", "c1"),
+    ];
+    let mut cycles: Vec<Cycle> = [
+        ("AAAA", "acquired", Some("released")),
+        ("BBBB", "acquired", Some("released")),
+        ("CCCC", "error", None),
+        ("DDDD", "held", None),
+    ]
+    .iter()
+    .map(|&(o, a, r)| cycle(o, a, r))
+    .collect();
+    cycles[2].errors = vec![("acquire".into(), "outcome_unknown".into())];
+    let counts = |acquired: u64, unknown_counted: u64| -> Counts {
+        let mut c = Counts::new();
+        let acq = c.entry("ddblock.lock.acquisitions".into()).or_default();
+        acq.insert("acquired".into(), acquired);
+        acq.insert("unknown".into(), 1);
+        acq.insert("timed_out".into(), 1);
+        let unknown = c.entry("ddblock.lock.unknown_outcomes".into()).or_default();
+        unknown.insert("clean".into(), unknown_counted);
+        c
+    };
+    let judged = |m: Counts| {
+        let mut r = check(&keys(), &journal, &cycles, &HashMap::new(), 200);
+        check_metrics(&mut r, &cycles, &BTreeMap::from([("rust-1".to_owned(), m)]));
+        r
+    };
+    assert_violations(&judged(counts(2, 1)), 0);
+    // One acquisition not counted: both the journal and the cycle count disagree.
+    let r = judged(counts(1, 1));
+    assert_violations(&r, 2);
+    assert!(r.violations()[0].contains("rust-1: metrics disagree: acquisitions counted `acquired`"));
+    assert_violations(&judged(counts(2, 0)), 1);
 }

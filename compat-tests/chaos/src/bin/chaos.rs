@@ -20,7 +20,7 @@ use std::process::{Child, Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 use ddblock::{Clock, Store, StoreConfig, SystemClock};
-use ddblock_chaos::checker::{check, Cycle, GroupReport, Keys, LockKey, Report};
+use ddblock_chaos::checker::{check, check_metrics, Cycle, GroupReport, Keys, LockKey, Report};
 use ddblock_chaos::guarded::resource_key;
 use ddblock_chaos::peers::{answer_problem, worker_commands, PREFIX};
 use ddblock_chaos::profile::Profile;
@@ -292,6 +292,19 @@ fn print_report(p: &Profile, kind: ServerKind, r: &Report, elapsed: Duration, wo
             .unwrap_or_default();
         println!("| {lang} | {cycles} | {acquired} | {errors} |");
     }
+    println!();
+    let rust = r
+        .journal_learned_by_worker
+        .keys()
+        .filter(|w| w.starts_with("rust-"))
+        .count();
+    match r.metric_mismatches.len() {
+        0 => println!(
+            "ddblock's metrics (OpenTelemetry SDK, in the {rust} Rust workers) agree with the \
+             journal and the records: acquisitions by outcome, unknown outcomes, lost leases"
+        ),
+        n => println!("ddblock's metrics disagree with the journal in {n} ways (verdict below)"),
+    }
 }
 
 fn main() -> ExitCode {
@@ -539,7 +552,21 @@ async fn run(args: Args) -> Result<bool, String> {
         value_attribute: "value".into(),
         expiration_attribute: "expires_at".into(),
     };
-    let report = check(&keys, &journal, &cycles, &end_items, end_now);
+    let mut report = check(&keys, &journal, &cycles, &end_items, end_now);
+    // Each Rust worker that answered: its metrics against the journal and its records.
+    let mut metrics = std::collections::BTreeMap::new();
+    for (label, code) in &exits {
+        let id = label.split(' ').next().unwrap_or(label);
+        let answer = answers.get(label).and_then(|a| fs::read_to_string(a).ok());
+        if let (Some(0), true, Some(text)) = (code, id.starts_with("rust-"), answer) {
+            let counts = serde_json::from_str::<serde_json::Value>(text.trim())
+                .ok()
+                .and_then(|v| serde_json::from_value(v["metrics"].clone()).ok())
+                .ok_or_else(|| format!("{label}'s answer has no metrics: {text}"))?;
+            metrics.insert(id.to_owned(), counts);
+        }
+    }
+    check_metrics(&mut report, &cycles, &metrics);
     fs::write(
         out.join("journal.json"),
         serde_json::to_vec(&journal).unwrap_or_default(),

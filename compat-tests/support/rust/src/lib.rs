@@ -10,6 +10,7 @@ pub mod faulty;
 pub mod guarded;
 pub mod house;
 pub mod laravel;
+pub mod metrics;
 pub mod sdk;
 
 use std::collections::HashMap;

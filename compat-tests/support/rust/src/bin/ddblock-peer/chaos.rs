@@ -19,8 +19,11 @@ use crate::{fields, Fields};
 /// Keep this much of the lease before a guarded write (a write sent later might land after it).
 const LEASE_SAFETY: Duration = Duration::from_millis(1500);
 
-/// `chaos`: answers how many cycles ran and how many acquired.
+/// `chaos`: answers how many cycles ran, how many acquired, and what ddblock's metrics counted
+/// (the OpenTelemetry SDK's in-memory exporter; the chaos checker holds them against the journal).
 pub async fn run(s: &Store, req: &Req) -> Result<Fields, Failure> {
+    // Before the first lock operation, which makes ddblock's instruments from the global provider.
+    let metrics = ddblock_test_support::metrics::install();
     let keys = req.strings("keys")?;
     let worker = req.str("worker")?.to_owned();
     let ttl = req.int("ttl")?;
@@ -99,5 +102,9 @@ pub async fn run(s: &Store, req: &Req) -> Result<Fields, Failure> {
         cycles += 1;
         out.append(&c)?;
     }
-    Ok(fields(json!({"cycles": cycles, "acquired": acquired})))
+    Ok(fields(json!({
+        "cycles": cycles,
+        "acquired": acquired,
+        "metrics": metrics.counts(None),
+    })))
 }

@@ -1,0 +1,100 @@
+//! ddblock's metrics as an application with the OpenTelemetry SDK reads them: the SDK's meter
+//! provider with its in-memory exporter, installed as the global one (ddblock makes its
+//! instruments from it at the first lock operation, so install it before). Used by
+//! core/tests/telemetry.rs and by the chaos run's Rust peer, whose counts the chaos checker
+//! holds against the server's journal.
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use opentelemetry::KeyValue;
+use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
+use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
+
+/// Counts by metric, then by the point's outcome attributes (`ddblock.lock.outcome`,
+/// `ddblock.lock.release_outcome`, `ddblock.lock.cleanup`; `""` when it has none), joined by
+/// commas: a counter's sum, or a histogram's number of values.
+pub type Counts = BTreeMap<String, BTreeMap<String, u64>>;
+
+/// The process's meter provider and its exporter.
+pub struct Metrics {
+    provider: SdkMeterProvider,
+    exporter: InMemoryMetricExporter,
+}
+
+/// Installs the SDK as the global meter provider (once per process) and returns it.
+pub fn install() -> &'static Metrics {
+    static METRICS: OnceLock<Metrics> = OnceLock::new();
+    METRICS.get_or_init(|| {
+        let exporter = InMemoryMetricExporter::default();
+        let provider = SdkMeterProvider::builder()
+            .with_reader(PeriodicReader::builder(exporter.clone()).build())
+            .build();
+        opentelemetry::global::set_meter_provider(provider.clone());
+        Metrics { provider, exporter }
+    })
+}
+
+impl Metrics {
+    /// Everything recorded so far, of table `table` only when given.
+    pub fn counts(&self, table: Option<&str>) -> Counts {
+        self.exporter.reset();
+        self.provider.force_flush().expect("the SDK exports");
+        let mut out = Counts::new();
+        let exported = self.exporter.get_finished_metrics().expect("an export");
+        let Some(last) = exported.last() else {
+            return out;
+        };
+        for scope in last.scope_metrics() {
+            for metric in scope.metrics() {
+                let mut add = |attrs: Vec<&KeyValue>, n: u64| {
+                    let on = |k: &str| attrs.iter().find(|kv| kv.key.as_str() == k);
+                    if table.is_some_and(|t| {
+                        on("db.collection.name").is_none_or(|kv| kv.value.as_str() != t)
+                    }) {
+                        return;
+                    }
+                    let outcome = attrs
+                        .iter()
+                        .filter(|kv| {
+                            let k = kv.key.as_str();
+                            k.ends_with("outcome") || k == "ddblock.lock.cleanup"
+                        })
+                        .map(|kv| kv.value.to_string())
+                        .collect::<Vec<_>>()
+                        .join(",");
+                    let by = out.entry(metric.name().to_owned()).or_default();
+                    *by.entry(outcome).or_default() += n;
+                };
+                match metric.data() {
+                    AggregatedMetrics::U64(MetricData::Sum(sum)) => {
+                        for p in sum.data_points() {
+                            add(p.attributes().collect(), p.value());
+                        }
+                    }
+                    AggregatedMetrics::F64(MetricData::Histogram(h)) => {
+                        for p in h.data_points() {
+                            add(p.attributes().collect(), p.count());
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        out
+    }
+}
+
+/// `counts[metric][outcome]`, 0 when absent.
+pub fn count(counts: &Counts, metric: &str, outcome: &str) -> u64 {
+    counts
+        .get(metric)
+        .and_then(|by| by.get(outcome))
+        .copied()
+        .unwrap_or(0)
+}
+
+/// The sum over every outcome of `metric`.
+pub fn total(counts: &Counts, metric: &str) -> u64 {
+    counts.get(metric).map_or(0, |by| by.values().sum())
+}
