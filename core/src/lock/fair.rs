@@ -20,7 +20,8 @@
 //!   hand-over, then looks: a local queue hands over in a millisecond, so without
 //!   this, waiters of other processes, who cannot be told of a release, would only ever find the
 //!   lock held (stock Laravel's `block()`, which tries every 250 ms, included). The budget doubles
-//!   each time nobody else took the lock in the window, and starts over when someone did;
+//!   from the second window in a row that nobody else took the lock in, and starts over when
+//!   someone did;
 //! - a holder without a stamp (stock Laravel, the PHP driver, an acquire that did not wait) is
 //!   watched with the backoff capped at Laravel's own retry period, so that ddblock's waiters
 //!   see the lock free as soon as Laravel's do (with reads, a fifth of the cost of Laravel's
@@ -85,6 +86,11 @@ pub(crate) struct Tuning {
     pub(crate) old_wait: Duration,
     /// How long a long run leaves the lock free (> Laravel's 250 ms poll): the mixed row.
     pub(crate) yield_window: Duration,
+    /// The window is at least this many of the last release's round trips (a remote waiter's
+    /// look and write at the server's pace): `a_process_with_many_waiters_leaves_room_for_others`.
+    pub(crate) window_per_round_trip: f64,
+    /// The longest window, however slow the server.
+    pub(crate) yield_window_max: Duration,
     /// The longest pause at a holder without a stamp, Laravel's poll: `fair_with_laravel`.
     pub(crate) unstamped_cap: Duration,
 }
@@ -107,6 +113,8 @@ pub(crate) const TUNING: Tuning = Tuning {
     run_budget_max: Duration::from_secs(8),
     old_wait: Duration::from_millis(500),
     yield_window: Duration::from_millis(300),
+    window_per_round_trip: 3.0,
+    yield_window_max: Duration::from_secs(2),
     unstamped_cap: Duration::from_millis(250),
 };
 
@@ -129,9 +137,11 @@ pub(crate) struct Memory {
 pub(crate) struct Run {
     /// When the current run began.
     started: Option<Instant>,
-    /// The budget: the first, doubled each time a moment left free found nobody else wanting
-    /// the lock (`None`: the first).
-    budget: Option<Duration>,
+    /// Moments left free in a row that nobody else took the lock in: from the second, each
+    /// doubles the budget ([`Run::budget`]).
+    unused: u32,
+    /// How long this process's last release took (its round trip to the server).
+    release_took: Option<Duration>,
 }
 
 impl Run {
@@ -145,37 +155,68 @@ impl Run {
         self.started = None;
     }
 
+    /// A handle of this process released the lock in `took` (its round trip).
+    pub(crate) fn released(&mut self, took: Duration) {
+        self.release_took = Some(took);
+    }
+
     /// Someone else was seen holding the lock: the run ends, and the next gets the first budget.
     pub(crate) fn others_took_it(&mut self) {
         self.started = None;
-        self.budget = None;
+        self.unused = 0;
+    }
+
+    /// The current run's budget: the first, doubled for each unused moment in a row after the
+    /// first (up to [`Tuning::run_budget_max`]). One unused moment does not double it: a waiter
+    /// of another process that looked a little late (its look's answer slow under load) would
+    /// otherwise wait twice as long for the next (`a_process_with_many_waiters_leaves_room_for_
+    /// others` on a loaded machine: 2.7 to 4.2 s instead of about 1).
+    fn budget(&self) -> Duration {
+        let doublings = self.unused.saturating_sub(1).min(16);
+        TUNING
+            .run_budget
+            .saturating_mul(1 << doublings)
+            .min(TUNING.run_budget_max)
     }
 
     /// Whether the run has lasted its budget (then the next local hand-over leaves the lock free
     /// for [`Tuning::yield_window`]).
     pub(crate) fn long(&self) -> bool {
-        let budget = self.budget.unwrap_or(TUNING.run_budget);
-        self.started.is_some_and(|t| t.elapsed() >= budget)
+        self.started.is_some_and(|t| t.elapsed() >= self.budget())
     }
 
-    /// The lock is being left free for a moment: the run ends, and the next one gets twice the
-    /// budget (up to [`Tuning::run_budget_max`]) unless someone else then takes the lock.
-    pub(crate) fn yielded(&mut self) {
+    /// The lock is being left free for a moment: the run ends, and counts as unused unless
+    /// someone else then takes the lock ([`Run::others_took_it`]). Returns the moment's length:
+    /// [`Tuning::yield_window`], or longer when the server answers slowly, since a waiter of
+    /// another process must look and write within it (on a loaded server a 300 ms window was
+    /// missed run after run).
+    pub(crate) fn yielded(&mut self) -> Duration {
         self.started = None;
-        let budget = self.budget.unwrap_or(TUNING.run_budget);
-        self.budget = Some(budget.saturating_mul(2).min(TUNING.run_budget_max));
+        self.unused = self.unused.saturating_add(1);
+        let slow = self
+            .release_took
+            .map_or(Duration::ZERO, |t| t.mul_f64(TUNING.window_per_round_trip));
+        TUNING.yield_window.max(slow).min(TUNING.yield_window_max)
     }
 }
 
 /// How long a process that has just released a contended lock waits before it looks at it again:
 /// part of its last wait beyond 2.5 spacings (so that with one or two others it looks at once, and
-/// with many it lets the older ones go first), at most the backoff's cap; `None`: look now
-/// (nothing known yet).
+/// with many it lets the older ones go first), at most the backoff's cap and the time to another
+/// process's first window; `None`: look now (nothing known yet).
 pub(crate) fn yield_after_release(memory: &Memory, backoff: &Backoff) -> Option<Duration> {
     let spacing = memory.spacing_ms?;
     let waited = memory.last_wait?.as_secs_f64() * 1000.0;
     let ms = TUNING.yield_share * (waited - TUNING.yield_spacings * spacing);
-    (ms >= 1.0).then(|| Duration::from_millis(ms.min(1e9) as u64).min(backoff.max))
+    // Never past another process's first window ([`Run`]): a releaser that slept through it
+    // waited longer for the next, so yielded longer after it, and missed the next as well
+    // (`a_process_with_many_waiters_leaves_room_for_others`: lone waits of 1, 2.2, then 4.1 s).
+    let cap = TUNING.run_budget.saturating_sub(TUNING.yield_window);
+    (ms >= 1.0).then(|| {
+        Duration::from_millis(ms.min(1e9) as u64)
+            .min(backoff.max)
+            .min(cap)
+    })
 }
 
 /// One waiter's place among the waiters of all processes, as far as the lock item tells.
@@ -270,9 +311,13 @@ impl Place {
         };
         self.last_since = Some(holder_since);
         if let Some((at, since)) = self.last_look {
-            // Consecutive holders of the queue (a holder younger than this waiter, which jumped
-            // it, says nothing of the queue's spacing).
-            let queued = holder_since <= self.since_ms;
+            // Consecutive holders are a spacing sample. For a process that waits once, only
+            // those of the queue: a holder younger than it jumped it (an arrival at a free lock)
+            // and says nothing of the queue's spacing. A long-lived process keeps every sample:
+            // without those of another process's run of younger holders its waiters' spacing
+            // went stale, and a lone waiter beside a busy process waited up to 4 s instead of 1
+            // (`a_process_with_many_waiters_leaves_room_for_others`).
+            let queued = !self.fresh || holder_since <= self.since_ms;
             if queued && holder_since > since && at.elapsed() <= TUNING.spacing_looks {
                 let sample = (holder_since - since) as f64;
                 self.spacing_ms = Some(match self.spacing_ms {
@@ -490,10 +535,13 @@ mod tests {
         );
         // Next in line last time (one other waiter): looks at once.
         assert_eq!(yield_after_release(&memory(120, Some(100.0)), &b), None);
-        // A long wait: at most the backoff's cap.
+        // A long wait: at most the time to another process's first window (under the backoff's
+        // cap), so that it is looking again when that window comes.
+        let cap = TUNING.run_budget - TUNING.yield_window;
+        assert!(cap < b.max);
         assert_eq!(
             yield_after_release(&memory(9_000, Some(100.0)), &b),
-            Some(b.max)
+            Some(cap)
         );
         // Nothing learnt yet: looks at once.
         assert_eq!(yield_after_release(&memory(700, None), &b), None);

@@ -286,6 +286,7 @@ impl Lock {
             ddblock.lock.release_outcome = tracing::field::Empty,
         );
         let held = self.lease_state().acquired_at.map(|t| t.elapsed());
+        let sent = Instant::now();
         let out = self
             .backend
             .release(&s.key, &s.stored_owner)
@@ -303,7 +304,7 @@ impl Lock {
         self.clear_lease();
         match &out {
             ReleaseOutcome::Released => {
-                waiters::released(&s.wait_key);
+                waiters::released(&s.wait_key, Some(sent.elapsed()));
                 tracing::debug!(lock = %s.name, "released")
             }
             ReleaseOutcome::NotHeld => {
@@ -349,7 +350,7 @@ impl Lock {
     pub async fn force_release(&self) -> Result<bool> {
         let there = self.backend.force_release(&self.spec.key).await?;
         self.clear_lease();
-        waiters::released(&self.spec.wait_key);
+        waiters::released(&self.spec.wait_key, None);
         Ok(there)
     }
 

@@ -229,8 +229,7 @@ impl Lock {
                         // processes can take it) or older remote waiters are likely (then hold
                         // back); after either, look once more.
                         let pause = if queue.long_run() {
-                            queue.yielded();
-                            Some(fair::TUNING.yield_window)
+                            Some(queue.yielded())
                         } else {
                             place.hold_back()
                         };

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{Mutex as TurnMutex, MutexGuard as TurnGuard, Notify};
 
-use super::fair::{Memory, Run};
+use super::fair::{Memory, Run, TUNING};
 
 /// Entries kept before stale ones are swept (a sweep runs when the map reaches a power of two).
 const SWEEP_FROM: usize = 64;
@@ -109,13 +109,17 @@ pub(crate) fn acquired(key: &Arc<str>, expires_at: i64, now: i64) {
     }
 }
 
-/// A handle of this process released the lock on `key`: wake the local watcher now.
-pub(crate) fn released(key: &str) {
+/// A handle of this process released the lock on `key` (its round trip took `took`, when
+/// known): wake the local watcher now.
+pub(crate) fn released(key: &str, took: Option<Duration>) {
     let waiters = {
         let mut map = registry();
         let Some(entry) = map.get_mut(key) else {
             return;
         };
+        if let Some(t) = took {
+            entry.run.released(t);
+        }
         entry.held_until = None;
         entry.released_at = Some(Instant::now());
         let waiters = entry.waiters.upgrade();
@@ -172,11 +176,11 @@ impl Membership {
     }
 
     /// The lock is being left free for a moment ([`Run::yielded`]; a waiter that then sees
-    /// someone else take it starts over from the first budget, [`Self::seen_held`]).
-    pub(crate) fn yielded(&self) {
-        if let Some(e) = registry().get_mut(&self.key) {
-            e.run.yielded();
-        }
+    /// someone else take it starts over from the first budget, [`Self::seen_held`]): how long.
+    pub(crate) fn yielded(&self) -> Duration {
+        registry()
+            .get_mut(&self.key)
+            .map_or(TUNING.yield_window, |e| e.run.yielded())
     }
 
     /// Whether a handle of this process released the lock less than `within` ago while it was
