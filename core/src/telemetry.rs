@@ -339,6 +339,27 @@ mod otel {
         ]
     }
 
+    /// One operation ended: `counter` with `key = outcome` (and `error.type`), and `took` into
+    /// `histogram` when given.
+    fn ended(
+        (counter, histogram): (&Counter<u64>, &Histogram<f64>),
+        at: &Place,
+        key: &'static str,
+        outcome: &'static str,
+        error_type: Option<&'static str>,
+        took: Option<Duration>,
+    ) {
+        let mut attrs = base(at);
+        attrs.push(KeyValue::new(key, outcome));
+        if let Some(d) = took {
+            histogram.record(d.as_secs_f64(), &attrs);
+        }
+        if let Some(e) = error_type {
+            attrs.push(KeyValue::new("error.type", e));
+        }
+        counter.add(1, &attrs);
+    }
+
     pub(super) fn acquisition(
         at: &Place,
         outcome: &'static str,
@@ -346,15 +367,15 @@ mod otel {
         waited: Option<Duration>,
     ) {
         let m = meters();
-        let mut attrs = base(at);
-        attrs.push(KeyValue::new("ddblock.lock.outcome", outcome));
-        if let Some(w) = waited {
-            m.wait.record(w.as_secs_f64(), &attrs);
-        }
-        if let Some(e) = error_type {
-            attrs.push(KeyValue::new("error.type", e));
-        }
-        m.acquisitions.add(1, &attrs);
+        let key = "ddblock.lock.outcome";
+        ended(
+            (&m.acquisitions, &m.wait),
+            at,
+            key,
+            outcome,
+            error_type,
+            waited,
+        );
     }
 
     pub(super) fn release(
@@ -364,15 +385,8 @@ mod otel {
         held: Option<Duration>,
     ) {
         let m = meters();
-        let mut attrs = base(at);
-        attrs.push(KeyValue::new("ddblock.lock.release_outcome", outcome));
-        if let Some(h) = held {
-            m.hold.record(h.as_secs_f64(), &attrs);
-        }
-        if let Some(e) = error_type {
-            attrs.push(KeyValue::new("error.type", e));
-        }
-        m.releases.add(1, &attrs);
+        let key = "ddblock.lock.release_outcome";
+        ended((&m.releases, &m.hold), at, key, outcome, error_type, held);
     }
 
     pub(super) fn lease_lost(at: &Place) {
