@@ -94,8 +94,9 @@ pub const INSTRUMENTS: &[Instrument] = &[
             "ddblock.lock.release_outcome",
             "error.type",
         ],
-        meaning: "A release ended: `released`, `not_held` (no live lock item: it expired, or \
-                  was force-released), `other_owner` (someone else holds it now) or `error`.",
+        meaning: "A release ended: `released`, `not_held` (no live lock item: it expired, was \
+                  force-released, or a resend after a lost answer found its own delete done), \
+                  `other_owner` (someone else holds it now) or `error`.",
     },
     Instrument {
         name: "ddblock.lock.lease_lost",

@@ -118,7 +118,35 @@ async fn lost_leases_and_unknown_outcomes_are_counted(server: Server) {
     );
 }
 
+/// A release whose first answer is lost: its resend finds its own delete done, so it counts as
+/// `not_held` (the meaning says so), once, and nothing fails.
+async fn a_release_whose_answer_was_lost_counts_once(server: Server) {
+    install();
+    let f = FaultyTable::new(server).await;
+    let store = Store::new(f.through().build().unwrap());
+    let lock = store.lock("lost-answer", 60).unwrap();
+    assert!(lock.acquire().await.unwrap().is_acquired());
+    f.proxy.set_faults(FaultConfig {
+        sequence: [("DeleteItem".to_owned(), vec!["drop".to_owned()])].into(),
+        ..FaultConfig::default()
+    });
+    let out = lock.release().await.unwrap();
+    assert!(
+        !out.is_released(),
+        "the resend found the delete done: {out:?}"
+    );
+    let p = points(&f.table);
+    assert_eq!(count(&p, "ddblock.lock.releases", "not_held"), 1, "{p:?}");
+    assert_eq!(count(&p, "ddblock.lock.releases", "released"), 0, "{p:?}");
+    assert_eq!(
+        count(&p, "ddblock.lock.hold.duration", "not_held"),
+        1,
+        "{p:?}"
+    );
+}
+
 common::on_servers!(
     acquisitions_and_releases_are_counted_by_outcome,
     lost_leases_and_unknown_outcomes_are_counted,
+    a_release_whose_answer_was_lost_counts_once,
 );

@@ -328,6 +328,7 @@ pub async fn cpu(ctx: &Ctx) -> Result<Vec<CpuPair>, String> {
 
     // The cost of ddblock's metrics with an application's OpenTelemetry SDK attached: the core's
     // cycle in child processes of this binary, with and without a meter provider, alternately.
+    let me = std::env::current_exe().map_err(|e| e.to_string())?;
     let (mut with, mut without) = ((0.0, 0.0), (0.0, 0.0));
     for _ in 0..2 {
         for (otel, acc) in [(true, &mut with), (false, &mut without)] {
@@ -340,7 +341,6 @@ pub async fn cpu(ctx: &Ctx) -> Result<Vec<CpuPair>, String> {
                 n.to_string(),
                 w.to_string(),
             ];
-            let me = std::env::current_exe().map_err(|e| e.to_string())?;
             let text = run_child(&me.to_string_lossy(), &args, &[], "cpu child").await?;
             let answer = last_json(&text, "cpu child")?;
             *acc = (

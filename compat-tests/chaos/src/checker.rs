@@ -123,6 +123,8 @@ pub struct Report {
     pub journal_learned_by_worker: BTreeMap<String, u64>,
     /// Committed acquisitions of each worker's owners that it does not report (journal).
     pub journal_unlearned_by_worker: BTreeMap<String, u64>,
+    /// Rust workers whose metrics were checked ([`check_metrics`]).
+    pub metric_workers: u64,
     /// Where a Rust worker's own metrics disagree with the journal or its records
     /// ([`check_metrics`]).
     pub metric_mismatches: Vec<String>,
@@ -573,6 +575,7 @@ fn short(owner: &str) -> String {
 /// counted, docs/observability.md) against what the journal shows it did and what it recorded,
 /// into [`Report::metric_mismatches`]: acquisitions by outcome, unknown outcomes and lost leases.
 pub fn check_metrics(report: &mut Report, cycles: &[Cycle], metrics: &BTreeMap<String, Counts>) {
+    report.metric_workers = metrics.len() as u64;
     for (worker, m) in metrics {
         let mine: Vec<&Cycle> = cycles
             .iter()

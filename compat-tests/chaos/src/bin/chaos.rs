@@ -293,11 +293,7 @@ fn print_report(p: &Profile, kind: ServerKind, r: &Report, elapsed: Duration, wo
         println!("| {lang} | {cycles} | {acquired} | {errors} |");
     }
     println!();
-    let rust = r
-        .journal_learned_by_worker
-        .keys()
-        .filter(|w| w.starts_with("rust-"))
-        .count();
+    let rust = r.metric_workers;
     match r.metric_mismatches.len() {
         0 => println!(
             "ddblock's metrics (OpenTelemetry SDK, in the {rust} Rust workers) agree with the \
