@@ -10,6 +10,8 @@
 //! metrics and spans never carry a lock's name (a key can be secret, and one time series per lock
 //! would be unbounded); only the warnings name the lock they are about.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use crate::config::StoreConfig;
@@ -234,6 +236,79 @@ impl Drop for Acquiring<'_> {
     }
 }
 
+/// One measurement of a metric of [`INSTRUMENTS`], as a [`Listener`] receives it.
+#[derive(Debug, Clone, Copy)]
+pub struct Measurement<'a> {
+    /// The metric's name (`ddblock.lock.acquisitions`, ...).
+    pub name: &'static str,
+    /// 1 for a counter; seconds for a duration.
+    pub value: f64,
+    /// Its attributes, as the table lists them.
+    pub attributes: &'a [(&'static str, &'a str)],
+}
+
+/// Receives every measurement, on whichever thread made it: how the Python and Node fronts hand
+/// ddblock's metrics to their own ecosystem's API. It must not block.
+pub type Listener = Arc<dyn Fn(&Measurement<'_>) + Send + Sync>;
+
+/// Whether a listener is set: the one check a measurement costs when nobody listens.
+static LISTENING: AtomicBool = AtomicBool::new(false);
+static LISTENER: RwLock<Option<Listener>> = RwLock::new(None);
+
+/// Sets the process's one listener (`None` removes it); it sees measurements made from then on.
+pub fn listen(listener: Option<Listener>) {
+    let on = listener.is_some();
+    *LISTENER.write().unwrap_or_else(|e| e.into_inner()) = listener;
+    LISTENING.store(on, Ordering::Release);
+}
+
+/// Whether any measurement has somewhere to go.
+fn observed() -> bool {
+    cfg!(feature = "otel") || LISTENING.load(Ordering::Acquire)
+}
+
+/// Records one measurement of metric `name`.
+fn measure(name: &'static str, value: f64, attributes: &[(&'static str, &str)]) {
+    #[cfg(feature = "otel")]
+    otel::measure(name, value, attributes);
+    if LISTENING.load(Ordering::Acquire) {
+        let listener = LISTENER.read().unwrap_or_else(|e| e.into_inner()).clone();
+        if let Some(l) = listener {
+            l(&Measurement {
+                name,
+                value,
+                attributes,
+            });
+        }
+    }
+}
+
+/// One operation ended: `counter` counts it with `key = outcome` (and `error.type`), and `took`
+/// goes into `histogram` when given.
+fn ended(
+    (counter, histogram): (&'static str, &'static str),
+    at: &Place,
+    (key, outcome): (&'static str, &'static str),
+    error_type: Option<&'static str>,
+    took: Option<Duration>,
+) {
+    if !observed() {
+        return;
+    }
+    let mut attrs = vec![
+        (WHERE[0], at.collection()),
+        (WHERE[1], at.layout()),
+        (key, outcome),
+    ];
+    if let Some(d) = took {
+        measure(histogram, d.as_secs_f64(), &attrs);
+    }
+    if let Some(e) = error_type {
+        attrs.push(("error.type", e));
+    }
+    measure(counter, 1.0, &attrs);
+}
+
 /// An acquire ended with `outcome` (`error` with `error_type`); `waited` for a waiting acquire.
 fn acquisition(
     at: &Place,
@@ -241,10 +316,9 @@ fn acquisition(
     error_type: Option<&'static str>,
     waited: Option<Duration>,
 ) {
-    #[cfg(feature = "otel")]
-    otel::acquisition(at, outcome, error_type, waited);
-    #[cfg(not(feature = "otel"))]
-    let _ = (at, outcome, error_type, waited);
+    let metrics = ("ddblock.lock.acquisitions", "ddblock.lock.wait.duration");
+    let outcome = ("ddblock.lock.outcome", outcome);
+    ended(metrics, at, outcome, error_type, waited);
 }
 
 /// A release ended with `outcome` (`error` with `error_type`) after holding for `held`.
@@ -254,26 +328,30 @@ pub(crate) fn release(
     error_type: Option<&'static str>,
     held: Option<Duration>,
 ) {
-    #[cfg(feature = "otel")]
-    otel::release(at, outcome, error_type, held);
-    #[cfg(not(feature = "otel"))]
-    let _ = (at, outcome, error_type, held);
+    let metrics = ("ddblock.lock.releases", "ddblock.lock.hold.duration");
+    let outcome = ("ddblock.lock.release_outcome", outcome);
+    ended(metrics, at, outcome, error_type, held);
 }
 
 /// A heartbeat lost its lease.
 pub(crate) fn lease_lost(at: &Place) {
-    #[cfg(feature = "otel")]
-    otel::lease_lost(at);
-    #[cfg(not(feature = "otel"))]
-    let _ = at;
+    if observed() {
+        let attrs = [(WHERE[0], at.collection()), (WHERE[1], at.layout())];
+        measure("ddblock.lock.lease_lost", 1.0, &attrs);
+    }
 }
 
 /// An acquire's outcome stayed unknown; `clean` when its clean-up left nothing.
 pub(crate) fn unknown_outcome(at: &Place, clean: bool) {
-    #[cfg(feature = "otel")]
-    otel::unknown_outcome(at, clean);
-    #[cfg(not(feature = "otel"))]
-    let _ = (at, clean);
+    if observed() {
+        let cleanup = if clean { "clean" } else { "left" };
+        let attrs = [
+            (WHERE[0], at.collection()),
+            (WHERE[1], at.layout()),
+            ("ddblock.lock.cleanup", cleanup),
+        ];
+        measure("ddblock.lock.unknown_outcomes", 1.0, &attrs);
+    }
 }
 
 #[cfg(feature = "otel")]
@@ -281,123 +359,56 @@ mod otel {
     //! The instruments, made once from the global meter provider at their first use: install the
     //! application's provider before the first lock operation.
 
+    use std::collections::HashMap;
     use std::sync::OnceLock;
-    use std::time::Duration;
 
     use opentelemetry::metrics::{Counter, Histogram};
     use opentelemetry::KeyValue;
 
-    use super::Place;
+    use super::Kind;
 
-    struct Meters {
-        acquisitions: Counter<u64>,
-        wait: Histogram<f64>,
-        hold: Histogram<f64>,
-        releases: Counter<u64>,
-        lease_lost: Counter<u64>,
-        unknown: Counter<u64>,
+    enum Meter {
+        Counter(Counter<u64>),
+        Histogram(Histogram<f64>),
     }
 
-    fn meters() -> &'static Meters {
-        static METERS: OnceLock<Meters> = OnceLock::new();
+    /// Every metric of the table, by name.
+    fn meters() -> &'static HashMap<&'static str, Meter> {
+        static METERS: OnceLock<HashMap<&'static str, Meter>> = OnceLock::new();
         METERS.get_or_init(|| {
             let m = opentelemetry::global::meter("ddblock");
-            let doc = |name: &str| {
-                super::INSTRUMENTS
-                    .iter()
-                    .find(|i| i.name == name && i.kind != super::Kind::Warning)
-                    .expect("every instrument is in the table")
+            let meter = |i: &super::Instrument| match i.kind {
+                Kind::Counter => Some(Meter::Counter(
+                    m.u64_counter(i.name)
+                        .with_unit(i.unit)
+                        .with_description(i.meaning)
+                        .build(),
+                )),
+                Kind::Histogram => Some(Meter::Histogram(
+                    m.f64_histogram(i.name)
+                        .with_unit(i.unit)
+                        .with_description(i.meaning)
+                        .build(),
+                )),
+                Kind::Span | Kind::Warning => None,
             };
-            let counter = |name: &'static str| {
-                let i = doc(name);
-                m.u64_counter(name)
-                    .with_unit(i.unit)
-                    .with_description(i.meaning)
-                    .build()
-            };
-            let histogram = |name: &'static str| {
-                let i = doc(name);
-                m.f64_histogram(name)
-                    .with_unit(i.unit)
-                    .with_description(i.meaning)
-                    .build()
-            };
-            Meters {
-                acquisitions: counter("ddblock.lock.acquisitions"),
-                wait: histogram("ddblock.lock.wait.duration"),
-                hold: histogram("ddblock.lock.hold.duration"),
-                releases: counter("ddblock.lock.releases"),
-                lease_lost: counter("ddblock.lock.lease_lost"),
-                unknown: counter("ddblock.lock.unknown_outcomes"),
-            }
+            super::INSTRUMENTS
+                .iter()
+                .filter_map(|i| Some((i.name, meter(i)?)))
+                .collect()
         })
     }
 
-    fn base(at: &Place) -> Vec<KeyValue> {
-        vec![
-            KeyValue::new("db.collection.name", at.collection().to_owned()),
-            KeyValue::new("ddblock.key_layout", at.layout()),
-        ]
-    }
-
-    /// One operation ended: `counter` with `key = outcome` (and `error.type`), and `took` into
-    /// `histogram` when given.
-    fn ended(
-        (counter, histogram): (&Counter<u64>, &Histogram<f64>),
-        at: &Place,
-        key: &'static str,
-        outcome: &'static str,
-        error_type: Option<&'static str>,
-        took: Option<Duration>,
-    ) {
-        let mut attrs = base(at);
-        attrs.push(KeyValue::new(key, outcome));
-        if let Some(d) = took {
-            histogram.record(d.as_secs_f64(), &attrs);
+    /// Records one measurement of metric `name`.
+    pub(super) fn measure(name: &'static str, value: f64, attributes: &[(&'static str, &str)]) {
+        let attrs: Vec<KeyValue> = attributes
+            .iter()
+            .map(|(k, v)| KeyValue::new(*k, v.to_string()))
+            .collect();
+        match meters().get(name) {
+            Some(Meter::Counter(c)) => c.add(value as u64, &attrs),
+            Some(Meter::Histogram(h)) => h.record(value, &attrs),
+            None => debug_assert!(false, "{name} is not a metric of the table"),
         }
-        if let Some(e) = error_type {
-            attrs.push(KeyValue::new("error.type", e));
-        }
-        counter.add(1, &attrs);
-    }
-
-    pub(super) fn acquisition(
-        at: &Place,
-        outcome: &'static str,
-        error_type: Option<&'static str>,
-        waited: Option<Duration>,
-    ) {
-        let m = meters();
-        let key = "ddblock.lock.outcome";
-        ended(
-            (&m.acquisitions, &m.wait),
-            at,
-            key,
-            outcome,
-            error_type,
-            waited,
-        );
-    }
-
-    pub(super) fn release(
-        at: &Place,
-        outcome: &'static str,
-        error_type: Option<&'static str>,
-        held: Option<Duration>,
-    ) {
-        let m = meters();
-        let key = "ddblock.lock.release_outcome";
-        ended((&m.releases, &m.hold), at, key, outcome, error_type, held);
-    }
-
-    pub(super) fn lease_lost(at: &Place) {
-        meters().lease_lost.add(1, &base(at));
-    }
-
-    pub(super) fn unknown_outcome(at: &Place, clean: bool) {
-        let mut attrs = base(at);
-        let cleanup = if clean { "clean" } else { "left" };
-        attrs.push(KeyValue::new("ddblock.lock.cleanup", cleanup));
-        meters().unknown.add(1, &attrs);
     }
 }

@@ -12,9 +12,13 @@ use ddblock_fault_proxy::FaultConfig;
 use ddblock_test_support::metrics::{count, install, Counts};
 
 /// What this test's table recorded (every test of this binary shares the process's one meter
-/// provider: each reads only its own table's points).
+/// provider: each reads only its own table's points), after checking that a
+/// [`ddblock::telemetry::Listener`] (what the Python and Node fronts forward) heard the same.
 fn points(table: &str) -> Counts {
-    install().counts(Some(table))
+    let m = install();
+    let sdk = m.counts(Some(table));
+    assert_eq!(m.heard(table), sdk, "the listener and the SDK disagree");
+    sdk
 }
 
 /// Acquired, held, timed out, cancelled; released, not held, held by another; the waits and holds.

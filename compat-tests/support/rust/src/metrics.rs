@@ -5,7 +5,7 @@
 //! holds against the server's journal.
 
 use std::collections::BTreeMap;
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use opentelemetry::KeyValue;
 use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
@@ -20,9 +20,11 @@ pub type Counts = BTreeMap<String, BTreeMap<String, u64>>;
 pub struct Metrics {
     provider: SdkMeterProvider,
     exporter: InMemoryMetricExporter,
+    heard: Arc<Mutex<Vec<(String, Counts)>>>,
 }
 
-/// Installs the SDK as the global meter provider (once per process) and returns it.
+/// Installs the SDK as the global meter provider, and a [`ddblock::telemetry::Listener`] beside
+/// it (once per process), and returns them.
 pub fn install() -> &'static Metrics {
     static METRICS: OnceLock<Metrics> = OnceLock::new();
     METRICS.get_or_init(|| {
@@ -31,11 +33,48 @@ pub fn install() -> &'static Metrics {
             .with_reader(PeriodicReader::builder(exporter.clone()).build())
             .build();
         opentelemetry::global::set_meter_provider(provider.clone());
-        Metrics { provider, exporter }
+        let heard: Arc<Mutex<Vec<(String, Counts)>>> = Arc::default();
+        let into = heard.clone();
+        ddblock::telemetry::listen(Some(Arc::new(move |m| {
+            let on = |k: &str| m.attributes.iter().find(|(n, _)| *n == k).map(|(_, v)| *v);
+            let table = on("db.collection.name").unwrap_or_default().to_owned();
+            let outcome = m
+                .attributes
+                .iter()
+                .filter(|(k, _)| k.ends_with("outcome") || *k == "ddblock.lock.cleanup")
+                .map(|(_, v)| *v)
+                .collect::<Vec<_>>()
+                .join(",");
+            let mut heard = into.lock().unwrap();
+            let at = match heard.iter().position(|(t, _)| *t == table) {
+                Some(i) => i,
+                None => {
+                    heard.push((table, Counts::new()));
+                    heard.len() - 1
+                }
+            };
+            let by = heard[at].1.entry(m.name.to_owned()).or_default();
+            *by.entry(outcome).or_default() += 1;
+        })));
+        Metrics {
+            provider,
+            exporter,
+            heard,
+        }
     })
 }
 
 impl Metrics {
+    /// What the listener heard of table `table`, counted as [`Metrics::counts`] counts.
+    pub fn heard(&self, table: &str) -> Counts {
+        let heard = self.heard.lock().unwrap();
+        heard
+            .iter()
+            .find(|(t, _)| t == table)
+            .map(|(_, c)| c.clone())
+            .unwrap_or_default()
+    }
+
     /// Everything recorded so far, of table `table` only when given.
     pub fn counts(&self, table: Option<&str>) -> Counts {
         self.exporter.reset();
