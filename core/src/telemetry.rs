@@ -197,6 +197,11 @@ impl Place {
     pub(crate) fn layout(&self) -> &'static str {
         self.layout
     }
+
+    /// The attributes every lock instrument carries.
+    pub(crate) fn attributes(&self) -> [(&'static str, &str); 2] {
+        [(WHERE[0], &self.collection), (WHERE[1], self.layout)]
+    }
 }
 
 /// An acquire under way: counted when it ends ([`Acquiring::finish`]), or as `cancelled` when
@@ -295,11 +300,8 @@ fn ended(
     if !observed() {
         return;
     }
-    let mut attrs = vec![
-        (WHERE[0], at.collection()),
-        (WHERE[1], at.layout()),
-        (key, outcome),
-    ];
+    let mut attrs = at.attributes().to_vec();
+    attrs.push((key, outcome));
     if let Some(d) = took {
         measure(histogram, d.as_secs_f64(), &attrs);
     }
@@ -336,8 +338,7 @@ pub(crate) fn release(
 /// A heartbeat lost its lease.
 pub(crate) fn lease_lost(at: &Place) {
     if observed() {
-        let attrs = [(WHERE[0], at.collection()), (WHERE[1], at.layout())];
-        measure("ddblock.lock.lease_lost", 1.0, &attrs);
+        measure("ddblock.lock.lease_lost", 1.0, &at.attributes());
     }
 }
 
@@ -345,11 +346,8 @@ pub(crate) fn lease_lost(at: &Place) {
 pub(crate) fn unknown_outcome(at: &Place, clean: bool) {
     if observed() {
         let cleanup = if clean { "clean" } else { "left" };
-        let attrs = [
-            (WHERE[0], at.collection()),
-            (WHERE[1], at.layout()),
-            ("ddblock.lock.cleanup", cleanup),
-        ];
+        let [table, layout] = at.attributes();
+        let attrs = [table, layout, ("ddblock.lock.cleanup", cleanup)];
         measure("ddblock.lock.unknown_outcomes", 1.0, &attrs);
     }
 }

@@ -9,6 +9,7 @@ mod errors;
 mod holder;
 mod lock;
 mod logs;
+mod metrics;
 mod once;
 mod pending;
 mod runtime;
@@ -95,6 +96,8 @@ mod _native {
     use super::lock::{PyHeartbeat, PyHeld, PyLock};
     #[pymodule_export]
     use super::logs::{_install_logging, _refresh_logging};
+    #[pymodule_export]
+    use super::metrics::{_listen, instruments};
     #[pymodule_export]
     use super::once::{PyClaim, PyOnce};
     #[pymodule_export]

@@ -44,6 +44,12 @@ impl PyLock {
     fn fence(&self) -> Option<u64> {
         self.inner.fence()
     }
+    /// The attributes of its spans: the table (or bucket) and the key layout.
+    #[getter]
+    fn _attributes(&self) -> Vec<(&'static str, String)> {
+        let attrs = self.inner.telemetry_attributes();
+        attrs.iter().map(|(k, v)| (*k, v.to_string())).collect()
+    }
     /// Seconds this handle's lease still lasts by the local monotonic clock (`None`: no lease).
     fn remaining(&self) -> Option<f64> {
         self.inner.remaining().map(|d| d.as_secs_f64())
@@ -100,7 +106,9 @@ impl PyLock {
 
     fn release(&self) -> Pending {
         let l = self.inner.clone();
-        Pending::new(async move { l.release().await.map(|o| o.is_released()) })
+        // The outcome's name (`released`, `not_held`, `other_owner`): the facade's bool and its
+        // span's outcome.
+        Pending::new(async move { l.release().await.map(|o| o.as_str()) })
     }
 
     fn force_release(&self) -> Pending {

@@ -76,6 +76,14 @@ impl ReleaseOutcome {
     pub fn is_released(&self) -> bool {
         matches!(self, ReleaseOutcome::Released)
     }
+    /// Its name in `ddblock.lock.release_outcome` (docs/observability.md).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ReleaseOutcome::Released => "released",
+            ReleaseOutcome::NotHeld => "not_held",
+            ReleaseOutcome::HeldByOther(_) => "other_owner",
+        }
+    }
 }
 
 /// A lock's name, key, owner and ttl, checked once (no request, no connection).
@@ -221,6 +229,11 @@ impl Lock {
     pub fn key(&self) -> &str {
         &self.spec.key
     }
+    /// The attributes its spans and metrics carry (docs/observability.md): the table (or S3
+    /// bucket) and the key layout; for a front that makes its own spans.
+    pub fn telemetry_attributes(&self) -> [(&'static str, &str); 2] {
+        self.spec.place.attributes()
+    }
     /// This lock's owner token (share it to let another process release or refresh the lock).
     pub fn owner(&self) -> &str {
         &self.spec.owner
@@ -293,9 +306,7 @@ impl Lock {
             .instrument(span.clone())
             .await;
         let (outcome, error) = match &out {
-            Ok(ReleaseOutcome::Released) => ("released", None),
-            Ok(ReleaseOutcome::NotHeld) => ("not_held", None),
-            Ok(ReleaseOutcome::HeldByOther(_)) => ("other_owner", None),
+            Ok(o) => (o.as_str(), None),
             Err(e) => ("error", Some(e.kind().as_str())),
         };
         span.record("ddblock.lock.release_outcome", outcome);

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import atexit as _atexit
 
-from . import _aio, _native, _sync
+from . import _aio, _native, _sync, otel
 from ._aio import AsyncClaim, AsyncHeartbeat, AsyncLock, AsyncOnce
 from ._native import Versioned, __version__, serialize, unserialize
 from ._native import _refresh_logging as refresh_logging
@@ -100,6 +100,11 @@ class AsyncStore(_aio.AsyncStore):
 
 # The core's events go to `logging` (logger "ddblock" and its children; docs/observability.md).
 _native._install_logging()
+
+# Spans and metrics in OpenTelemetry when the application has set it up before importing ddblock
+# (otherwise `ddblock.otel.instrument()`, or `opentelemetry-instrument` by the entry point).
+if otel._configured():
+    otel.instrument()
 
 # The runtime's worker threads must be stopped while the interpreter is still alive: a thread
 # finishing a task at exit (dropping an asyncio future's objects) would take the GIL during

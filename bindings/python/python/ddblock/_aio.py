@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from types import TracebackType
 from typing import Any, TypeVar
 
+from . import otel
 from ._base import (
     ClaimBase,
     HeartbeatBase,
@@ -206,11 +207,18 @@ class AsyncLock(LockBase):
         ``blocking=False``: one attempt (one conditional UpdateItem). ``blocking=True``: retries
         with backoff for up to ``timeout`` seconds (None: no limit), then returns False.
         """
-        return await self._native.acquire(wait_seconds(blocking, timeout))
+        wait = wait_seconds(blocking, timeout)
+        with otel.span("acquire", self._native, wait > 0) as span:
+            taken: bool = await self._native.acquire(wait)
+            span.outcome(taken)
+        return taken
 
     async def release(self) -> bool:
         """Releases the lock if it is ours (one conditional DeleteItem); False if it was not."""
-        return await self._native.release()
+        with otel.span("release", self._native) as span:
+            outcome: str = await self._native.release()
+            span.outcome(outcome)
+        return outcome == "released"
 
     async def force_release(self) -> bool:
         """Deletes the lock whoever holds it (Laravel's ``forceRelease``).
@@ -247,7 +255,9 @@ class AsyncLock(LockBase):
 
     async def __aenter__(self) -> AsyncLock:
         wait = math.inf if self._timeout is None else self._timeout
-        self._held = await self._native.enter(wait)
+        with otel.span("acquire", self._native, wait > 0) as span:
+            self._held = await self._native.enter(wait)
+            span.outcome(True)
         return self
 
     async def __aexit__(
@@ -262,7 +272,9 @@ class AsyncLock(LockBase):
         try:
             # The core ends the lease: LeaseLost if it was lost during the body, the release's
             # error if that failed; a release is a release.
-            await held.finish()
+            with otel.span("release", self._native) as span:
+                await held.finish()
+                span.outcome("released")
         except DdblockError as err:
             if exc is None:
                 raise

@@ -6,7 +6,7 @@ from _typeshed import SupportsGetItem
 from ddblock._values import OnceStatus
 from typing import Any, Final, SupportsFloat, SupportsIndex, final
 
-__all__ = ["__version__", "Claim", "ConflictRetry", "Heartbeat", "Held", "Lock", "Once", "Pending", "Store", "Versioned", "_default_backoff", "_error_kinds", "_install_logging", "_redact_owner", "_refresh_logging", "_sample_error", "_shutdown", "serialize", "unserialize"]
+__all__ = ["__version__", "Claim", "ConflictRetry", "Heartbeat", "Held", "Lock", "Once", "Pending", "Store", "Versioned", "_default_backoff", "_error_kinds", "_install_logging", "_listen", "_redact_owner", "_refresh_logging", "_sample_error", "_shutdown", "instruments", "serialize", "unserialize"]
 
 __version__: Final[str]
 
@@ -107,6 +107,11 @@ class Lock:
     The native lock; `ddblock.Lock` and `ddblock.AsyncLock` wrap it.
     """
     def __repr__(self, /) -> str: ...
+    @property
+    def _attributes(self, /) -> list[tuple[str, str]]:
+        """
+        The attributes of its spans: the table (or bucket) and the key layout.
+        """
     def acquire(self, /, wait: SupportsFloat | SupportsIndex) -> Pending:
         """
         Takes the lock, waiting `wait` seconds (0: one attempt; `inf`: no limit); True when ours.
@@ -295,6 +300,13 @@ def _install_logging() -> None:
     changes nothing).
     """
 
+def _listen(listener: Any | None) -> None:
+    """
+    Calls `listener(name, value, attributes)` for every measurement from now on (`None`: stop).
+    It runs on the core's threads holding the GIL: it must be quick and must not raise (what it
+    raises is reported as unraisable).
+    """
+
 def _redact_owner(owner: str | None, /) -> str:
     """
     How messages and reprs show a lock owner: its first four characters and its length (the
@@ -314,6 +326,12 @@ def _sample_error(kind: str) -> Any:
 def _shutdown(timeout: SupportsFloat | SupportsIndex) -> None:
     """
     Stops the binding's runtime (registered with `atexit` by the package; see runtime.rs).
+    """
+
+def instruments() -> list[tuple[str, str, str, str]]:
+    """
+    Every metric of the core's table: `(name, kind, unit, meaning)`, kind `counter` or
+    `histogram`.
     """
 
 def serialize(value: Any) -> bytes:

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
 from typing import Any, TypeVar
 
+from . import otel
 from ._base import (
     ClaimBase,
     HeartbeatBase,
@@ -205,11 +206,18 @@ class Lock(LockBase):
         ``blocking=False``: one attempt (one conditional UpdateItem). ``blocking=True``: retries
         with backoff for up to ``timeout`` seconds (None: no limit), then returns False.
         """
-        return self._native.acquire(wait_seconds(blocking, timeout)).wait()
+        wait = wait_seconds(blocking, timeout)
+        with otel.span("acquire", self._native, wait > 0) as span:
+            taken: bool = self._native.acquire(wait).wait()
+            span.outcome(taken)
+        return taken
 
     def release(self) -> bool:
         """Releases the lock if it is ours (one conditional DeleteItem); False if it was not."""
-        return self._native.release().wait()
+        with otel.span("release", self._native) as span:
+            outcome: str = self._native.release().wait()
+            span.outcome(outcome)
+        return outcome == "released"
 
     def force_release(self) -> bool:
         """Deletes the lock whoever holds it (Laravel's ``forceRelease``).
@@ -246,7 +254,9 @@ class Lock(LockBase):
 
     def __enter__(self) -> Lock:
         wait = math.inf if self._timeout is None else self._timeout
-        self._held = self._native.enter(wait).wait()
+        with otel.span("acquire", self._native, wait > 0) as span:
+            self._held = self._native.enter(wait).wait()
+            span.outcome(True)
         return self
 
     def __exit__(
@@ -261,7 +271,9 @@ class Lock(LockBase):
         try:
             # The core ends the lease: LeaseLost if it was lost during the body, the release's
             # error if that failed; a release is a release.
-            held.finish().wait()
+            with otel.span("release", self._native) as span:
+                held.finish().wait()
+                span.outcome("released")
         except DdblockError as err:
             if exc is None:
                 raise
