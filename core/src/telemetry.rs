@@ -101,6 +101,16 @@ pub const INSTRUMENTS: &[Instrument] = &[
                   `other_owner` (someone else holds it now) or `error`.",
     },
     Instrument {
+        name: "ddblock.lock.acquire_writes",
+        kind: Kind::Counter,
+        unit: "{write}",
+        attributes: &[WHERE[0], WHERE[1], "ddblock.lock.write_outcome"],
+        meaning: "One conditional acquire write and its answer: `written`, `refused` (the lock \
+                  was held: the condition failed), `unknown` (the answer was lost; it is sent \
+                  again) or `error`. Each write costs a write unit, refused or not: this over \
+                  `ddblock.lock.acquisitions{acquired}` is what waiting costs per lock taken.",
+    },
+    Instrument {
         name: "ddblock.lock.lease_lost",
         kind: Kind::Counter,
         unit: "{lease}",
@@ -333,6 +343,15 @@ pub(crate) fn release(
     let metrics = ("ddblock.lock.releases", "ddblock.lock.hold.duration");
     let outcome = ("ddblock.lock.release_outcome", outcome);
     ended(metrics, at, outcome, error_type, held);
+}
+
+/// An acquire write was answered with `outcome` (`written`, `refused`, `unknown`, `error`).
+pub(crate) fn acquire_write(at: &Place, outcome: &'static str) {
+    if observed() {
+        let [table, layout] = at.attributes();
+        let attrs = [table, layout, ("ddblock.lock.write_outcome", outcome)];
+        measure("ddblock.lock.acquire_writes", 1.0, &attrs);
+    }
 }
 
 /// A heartbeat lost its lease.

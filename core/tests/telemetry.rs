@@ -50,6 +50,12 @@ async fn acquisitions_and_releases_are_counted_by_outcome(server: Server) {
     assert_eq!(count(&p, acq, "held"), 1, "{p:?}");
     assert_eq!(count(&p, acq, "timed_out"), 1, "{p:?}");
     assert_eq!(count(&p, acq, "cancelled"), 1, "{p:?}");
+    // Every acquire write and its answer: the two that took it and the one refused to the acquire
+    // that tried once (the waits beside a holder in this process mostly write nothing: they wait
+    // for its release here).
+    let writes = "ddblock.lock.acquire_writes";
+    assert_eq!(count(&p, writes, "written"), 2, "{p:?}");
+    assert!(count(&p, writes, "refused") >= 1, "{p:?}");
     let rel = "ddblock.lock.releases";
     assert_eq!(count(&p, rel, "released"), 1, "{p:?}");
     assert_eq!(count(&p, rel, "not_held"), 1, "{p:?}");
@@ -110,6 +116,9 @@ async fn lost_leases_and_unknown_outcomes_are_counted(server: Server) {
 
     let p = points(&f.table);
     assert_eq!(count(&p, "ddblock.lock.lease_lost", ""), 1, "{p:?}");
+    // The lost answers: the first write and its resend.
+    let writes = "ddblock.lock.acquire_writes";
+    assert_eq!(count(&p, writes, "unknown"), 2, "{p:?}");
     assert_eq!(
         count(&p, "ddblock.lock.unknown_outcomes", "clean"),
         1,

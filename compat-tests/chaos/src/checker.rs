@@ -598,7 +598,15 @@ pub fn check_metrics(report: &mut Report, cycles: &[Cycle], metrics: &BTreeMap<S
         let learned = journal(&report.journal_learned_by_worker);
         let acquired = count(m, acq, "acquired");
         let unknowns = total(m, "ddblock.lock.unknown_outcomes");
+        let written = count(m, "ddblock.lock.acquire_writes", "written");
+        let lost_answers = count(m, "ddblock.lock.acquire_writes", "unknown");
         let checks = [
+            (
+                "acquire writes answered `written` <= acquisitions it learned (journal) <= those \
+                 + answers lost (a lost answer's write is learned by its resend)",
+                written <= learned && learned <= written + lost_answers,
+                format!("{written} <= {learned} <= {written} + {lost_answers}"),
+            ),
             (
                 "acquisitions counted `acquired` = acquisitions it committed and learned (journal)",
                 acquired == learned,

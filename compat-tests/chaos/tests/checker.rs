@@ -269,7 +269,8 @@ fn untyped_errors_are_violations() {
 }
 
 /// A Rust worker's metrics are held against the journal and its records: counts that agree pass;
-/// a counter that skipped one acquisition, or an unknown outcome left uncounted, fails the run.
+/// a counter that skipped one acquisition, an unknown outcome or an acquire write left uncounted,
+/// fails the run.
 #[test]
 fn metrics_that_skip_an_event_are_violations() {
     let journal = vec![
@@ -293,6 +294,10 @@ fn metrics_that_skip_an_event_are_violations() {
     cycles[2].errors = vec![("acquire".into(), "outcome_unknown".into())];
     let counts = |acquired: u64, unknown_counted: u64| -> Counts {
         let mut c = Counts::new();
+        let writes = c.entry("ddblock.lock.acquire_writes".into()).or_default();
+        writes.insert("written".into(), 2);
+        // C's write and its resend.
+        writes.insert("unknown".into(), 2);
         let acq = c.entry("ddblock.lock.acquisitions".into()).or_default();
         acq.insert("acquired".into(), acquired);
         acq.insert("unknown".into(), 1);
@@ -312,4 +317,14 @@ fn metrics_that_skip_an_event_are_violations() {
     assert_violations(&r, 2);
     assert!(r.violations()[0].contains("rust-1: metrics disagree: acquisitions counted `acquired`"));
     assert_violations(&judged(counts(2, 0)), 1);
+    // An acquire write answered `written` and not counted.
+    let mut skipped_write = counts(2, 1);
+    let writes = skipped_write
+        .get_mut("ddblock.lock.acquire_writes")
+        .unwrap();
+    writes.insert("written".into(), 1);
+    writes.insert("unknown".into(), 0);
+    let r = judged(skipped_write);
+    assert_violations(&r, 1);
+    assert!(r.violations()[0].contains("acquire writes answered `written`"));
 }

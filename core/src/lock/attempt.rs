@@ -73,6 +73,13 @@ impl Lock {
                     deadline,
                 })
                 .await;
+            let seen = match &answer {
+                Ok(Attempt::Written { .. }) => "written",
+                Ok(Attempt::Taken { .. } | Attempt::Vanished) => "refused",
+                Err(e) if e.may_have_committed() => "unknown",
+                Err(_) => "error",
+            };
+            telemetry::acquire_write(&s.place, seen);
             match answer {
                 Ok(Attempt::Written { fence }) => {
                     guard.disarm();
