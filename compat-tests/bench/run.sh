@@ -66,6 +66,8 @@ if [[ $profile == full ]]; then
     (cd bindings/node && npx napi build --platform --release --js native.js --dts native.d.ts -o "$OUT/node" >/dev/null)
     export NAPI_RS_NATIVE_LIBRARY_PATH="$OUT/node/ddblock.linux-x64-gnu.node"
     cargo build --quiet --release -p ddblock-bench -p ddblock-cli -p ddblock-test-support --bin ddblock-bench --bin ddblock --bin ddblock-peer
+    # Alone, so that its core has no metrics compiled in (the CPU figure's baseline).
+    cargo build --quiet --release -p ddblock-bench-cycle
     BIN="$TARGET/release"
 else
     if [[ $prebuilt == 0 ]]; then
@@ -73,6 +75,7 @@ else
         bash bindings/node/test.sh
     fi
     cargo build --quiet -p ddblock-bench -p ddblock-cli -p ddblock-test-support --bin ddblock-bench --bin ddblock --bin ddblock-peer
+    cargo build --quiet -p ddblock-bench-cycle
     BIN="$TARGET/debug"
 fi
 unset DDBLOCK_BUILD_ONLY

@@ -251,6 +251,9 @@ impl Drop for Acquiring<'_> {
     }
 }
 
+/// Whether this build records metrics through the OpenTelemetry API (the `otel` feature).
+pub const METRICS_COMPILED_IN: bool = cfg!(feature = "otel");
+
 /// One measurement of a metric of [`INSTRUMENTS`], as a [`Listener`] receives it.
 #[derive(Debug, Clone, Copy)]
 pub struct Measurement<'a> {

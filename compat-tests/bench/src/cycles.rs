@@ -2,7 +2,6 @@
 //! counters), and client CPU per cycle against the raw SDK of each language.
 
 use std::collections::BTreeMap;
-use std::future::Future;
 use std::time::Instant;
 
 use ddblock::aws_sdk_dynamodb::types::{
@@ -17,6 +16,8 @@ use serde_json::{json, Value};
 use crate::util::{
     cpu_seconds, create_table, last_json, num, run_child, store_at, table_name, unix_now, Ctx,
 };
+pub use ddblock_bench_cycle::core_cycle;
+use ddblock_bench_cycle::measure;
 
 /// Requests per uncontended cycle of one front.
 #[derive(Debug, Clone, Serialize)]
@@ -103,17 +104,6 @@ pub async fn requests(ctx: &Ctx, proxy: &ProxyHandle) -> Result<Vec<RequestRow>,
     Ok(rows)
 }
 
-/// One acquire + release of the core; fails when either does not succeed.
-pub async fn core_cycle(lock: &ddblock::Lock) -> Result<(), String> {
-    let acquired = lock.acquire().await.map_err(|e| e.to_string())?;
-    let released = lock.release().await.map_err(|e| e.to_string())?;
-    if acquired.is_acquired() && released.is_released() {
-        Ok(())
-    } else {
-        Err(format!("core cycle: {acquired:?} / {released:?}"))
-    }
-}
-
 /// The same two requests as the core's cycle, sent with the raw SDK client: the acquire
 /// UpdateItem (attempt id and fence included) and the owner-conditioned DeleteItem.
 pub async fn raw_cycle(client: &Client, table: &str, key: &str, owner: &str) -> Result<(), String> {
@@ -165,23 +155,6 @@ pub struct CpuRow {
     pub client: String,
     pub cpu_us: f64,
     pub wall_us: f64,
-}
-
-/// Measures `rounds` rounds of `cycles` cycles (after `warmup`), CPU of this process.
-async fn measure<F, Fut>(warmup: usize, cycles: usize, mut f: F) -> Result<(f64, f64), String>
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Result<(), String>>,
-{
-    for _ in 0..warmup {
-        f().await?;
-    }
-    let (c0, t0) = (cpu_seconds(false), Instant::now());
-    for _ in 0..cycles {
-        f().await?;
-    }
-    let cpu = (cpu_seconds(false) - c0) / cycles as f64 * 1e6;
-    Ok((cpu, t0.elapsed().as_secs_f64() / cycles as f64 * 1e6))
 }
 
 /// A pair of figures measured alternately (A B A B), averaged.
@@ -326,27 +299,36 @@ pub async fn cpu(ctx: &Ctx) -> Result<Vec<CpuPair>, String> {
         json!({"cycles": cli_n}),
     ));
 
-    // The cost of ddblock's metrics with an application's OpenTelemetry SDK attached: the core's
-    // cycle in child processes of this binary, with and without a meter provider, alternately.
+    // What ddblock's metrics cost: the core's cycle in child processes, alternately (A B C A B C),
+    // with an application's OpenTelemetry SDK attached, with metrics compiled in and no meter
+    // provider (this binary), and with none compiled in (ddblock-bench-cycle, built on its own
+    // beside this binary: compat-tests/bench/run.sh).
     let me = std::env::current_exe().map_err(|e| e.to_string())?;
-    let (mut with, mut without) = ((0.0, 0.0), (0.0, 0.0));
+    let bare = me.with_file_name("ddblock-bench-cycle");
+    let mut acc = [(0.0, 0.0); 3];
     for _ in 0..2 {
-        for (otel, acc) in [(true, &mut with), (false, &mut without)] {
-            let mode = if otel { "otel" } else { "plain" };
-            let args = [
-                "cpu-child".to_owned(),
-                mode.to_owned(),
+        for (i, mode) in ["otel", "plain", "compiled-out"].into_iter().enumerate() {
+            let tail = [
                 ep.clone(),
                 table.clone(),
+                format!("cpu-{mode}"),
                 n.to_string(),
                 w.to_string(),
             ];
-            let text = run_child(&me.to_string_lossy(), &args, &[], "cpu child").await?;
+            let (program, args) = match mode {
+                "compiled-out" => (bare.clone(), tail.to_vec()),
+                _ => {
+                    let head = ["cpu-child".to_owned(), mode.to_owned()];
+                    (me.clone(), [head.as_slice(), tail.as_slice()].concat())
+                }
+            };
+            let text = run_child(&program.to_string_lossy(), &args, &[], "cpu child").await?;
             let answer = last_json(&text, "cpu child")?;
-            *acc = (
-                acc.0 + num(&answer, "cpu_us") / 2.0,
-                acc.1 + num(&answer, "wall_us") / 2.0,
-            );
+            if answer["metrics"].as_bool() != Some(mode != "compiled-out") {
+                return Err(format!("cpu child {mode}: metrics compiled in? {answer}"));
+            }
+            acc[i].0 += num(&answer, "cpu_us") / 2.0;
+            acc[i].1 += num(&answer, "wall_us") / 2.0;
         }
     }
     let row = |client: &str, (cpu_us, wall_us): (f64, f64)| CpuRow {
@@ -354,26 +336,35 @@ pub async fn cpu(ctx: &Ctx) -> Result<Vec<CpuPair>, String> {
         cpu_us,
         wall_us,
     };
+    let plain = "ddblock core, metrics compiled in, no meter provider";
     out.push(pair(
         "Rust core with the OpenTelemetry SDK attached vs without (child processes)",
-        row("ddblock core + SdkMeterProvider (in-memory exporter)", with),
-        row("ddblock core, no meter provider", without),
+        row(
+            "ddblock core + SdkMeterProvider (in-memory exporter)",
+            acc[0],
+        ),
+        row(plain, acc[1]),
+        json!({}),
+    ));
+    out.push(pair(
+        "Rust core with its metrics compiled in, nobody listening, vs compiled out (child processes)",
+        row(plain, acc[1]),
+        row("ddblock core without the otel feature", acc[2]),
         json!({}),
     ));
     Ok(out)
 }
 
-/// `ddblock-bench cpu-child MODE ENDPOINT TABLE CYCLES WARMUP`: the core's uncontended cycle in
-/// this process, with an OpenTelemetry SDK meter provider installed first (`otel`) or none
-/// (`plain`); prints `{"cpu_us", "wall_us"}` per cycle.
+/// `ddblock-bench cpu-child MODE ENDPOINT TABLE NAME CYCLES WARMUP`: the core's uncontended cycle
+/// in this process ([`ddblock_bench_cycle::child`]), with an OpenTelemetry SDK meter provider
+/// installed first (`otel`) or none (`plain`).
 pub async fn cpu_child() -> Result<(), String> {
     let args: Vec<String> = std::env::args().skip(2).collect();
-    let [mode, ep, table, n, w] = args.as_slice() else {
+    let Some((mode, rest)) = args.split_first() else {
         return Err(
-            "usage: ddblock-bench cpu-child otel|plain ENDPOINT TABLE CYCLES WARMUP".into(),
+            "usage: ddblock-bench cpu-child otel|plain ENDPOINT TABLE NAME CYCLES WARMUP".into(),
         );
     };
-    let count = |s: &str| s.parse::<usize>().map_err(|e| format!("{s}: {e}"));
     let _provider = (mode == "otel").then(|| {
         let exporter = opentelemetry_sdk::metrics::InMemoryMetricExporter::default();
         let provider = opentelemetry_sdk::metrics::SdkMeterProvider::builder()
@@ -382,13 +373,7 @@ pub async fn cpu_child() -> Result<(), String> {
         opentelemetry::global::set_meter_provider(provider.clone());
         provider
     });
-    let store = store_at(ep, table)?;
-    let lock = store
-        .lock(&format!("cpu-{mode}"), 10)
-        .map_err(|e| e.to_string())?;
-    let (cpu_us, wall_us) = measure(count(w)?, count(n)?, || core_cycle(&lock)).await?;
-    println!("{}", json!({"cpu_us": cpu_us, "wall_us": wall_us}));
-    Ok(())
+    ddblock_bench_cycle::child(rest).await
 }
 
 /// The PHP peer (`compat-tests/laravel/harness.php`): `cycles` uncontended cycles after `warmup`

@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use ddblock::{Store, StoreConfig};
 use ddblock_test_support::{child, laravel};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -134,22 +133,6 @@ pub fn unix_now() -> f64 {
         .unwrap_or(0.0)
 }
 
-/// User + system CPU seconds of this process (every thread), or of its waited-for children.
-pub fn cpu_seconds(children: bool) -> f64 {
-    let who = if children {
-        libc::RUSAGE_CHILDREN
-    } else {
-        libc::RUSAGE_SELF
-    };
-    // SAFETY: getrusage writes one plain struct we own.
-    let mut r: libc::rusage = unsafe { std::mem::zeroed() };
-    if unsafe { libc::getrusage(who, &mut r) } != 0 {
-        return 0.0;
-    }
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    tv(r.ru_utime) + tv(r.ru_stime)
-}
-
 /// The `q` quantile (0..=1) of `xs` by nearest rank; 0 for none.
 pub fn quantile(xs: &[f64], q: f64) -> f64 {
     if xs.is_empty() {
@@ -169,17 +152,7 @@ pub fn table_name(what: &str) -> String {
     )
 }
 
-/// A store on `table` at `endpoint` (no prefix, Laravel 12 keys).
-pub fn store_at(endpoint: &str, table: &str) -> Result<Store, String> {
-    let cfg = StoreConfig::builder()
-        .table(table)
-        .endpoint(endpoint)
-        .region("us-east-1")
-        .prefix("")
-        .build()
-        .map_err(|e| e.to_string())?;
-    Ok(Store::new(cfg))
-}
+pub use ddblock_bench_cycle::{cpu_seconds, store_at};
 
 /// Creates `table` on `endpoint` (Laravel's schema, no TTL).
 pub async fn create_table(endpoint: &str, table: &str) -> Result<(), String> {
