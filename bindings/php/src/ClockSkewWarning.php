@@ -122,6 +122,7 @@ final class ClockSkewWarning
             $ahead ? 'this host may take locks over before their holders\' leases end'
                 : 'this host may keep working under a lock another host has already taken over'
         ), [
+            'event' => 'ddblock.clock.skew',
             'offset_low' => $offset->low(),
             'offset_high' => $offset->high(),
             'allowed' => ClockOffset::allowance($margin),

@@ -10,7 +10,8 @@ use Illuminate\Support\ServiceProvider;
 
 /**
  * Registers the `ddblock` cache driver, takes over the `dynamodb` one unless `ddblock.takeover_dynamodb`
- * is false, and registers the `ddblock:*` Artisan commands; auto-discovered from composer.json.
+ * is false, gives its stores the app's event dispatcher (Events\LockEvent), and registers the
+ * `ddblock:*` Artisan commands; auto-discovered from composer.json.
  */
 class DdblockServiceProvider extends ServiceProvider
 {
@@ -72,7 +73,9 @@ class DdblockServiceProvider extends ServiceProvider
             /** @var \Illuminate\Cache\CacheManager $this */
             $store = DynamoDbStore::fromLaravelStore($this->createDynamodbDriver($config)->getStore())
                 ->setClockSkewMargin($margin)
-                ->setReleaseMode($releaseMode);
+                ->setReleaseMode($releaseMode)
+                // Asked at each event, so that a dispatcher swapped in later (Event::fake()) is the one used.
+                ->setEventDispatcher(static fn () => $app->bound('events') ? $app['events'] : null);
 
             // Laravel 8-10 take only the store; 11+ also the config.
             return $this->repository($store, $config);

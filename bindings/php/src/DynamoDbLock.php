@@ -4,10 +4,17 @@ declare(strict_types=1);
 
 namespace Ddblock\Laravel;
 
+use Ddblock\Laravel\Events\Emitter;
+use Ddblock\Laravel\Events\LockAcquired;
+use Ddblock\Laravel\Events\LockOutcomeUnknown;
+use Ddblock\Laravel\Events\LockReleased;
+use Ddblock\Laravel\Events\LockWaitTimedOut;
 use Illuminate\Cache\Lock;
+use Illuminate\Contracts\Cache\LockTimeoutException;
 
 /**
  * Laravel's DynamoDB lock, taken by one conditional UpdateItem and released by one owner-conditioned DeleteItem.
+ * What happens to it is reported as Laravel events (Events\LockEvent) and warnings.
  *
  * Parameters stay untyped, and return types are declared only where every Laravel version's Lock
  * leaves them open, so the class loads under Laravel 8 to 13.
@@ -17,8 +24,11 @@ class DynamoDbLock extends Lock
     /** @var int|null the fencing token of this handle's acquisition */
     protected $fence = null;
 
-    /** @var bool whether block() is waiting */
-    protected $blocking = false;
+    /** @var int|null when block() began to wait (hrtime, ns); null when it is not waiting */
+    protected $blockedAt = null;
+
+    /** @var int|null when this handle acquired the lock (hrtime, ns); null when it holds none */
+    protected $acquiredAt = null;
 
     /**
      * Create a new lock instance (use the store's lock()).
@@ -40,12 +50,17 @@ class DynamoDbLock extends Lock
      */
     public function acquire(): bool
     {
+        $start = $this->blockedAt ?? hrtime(true);
         try {
             $seconds = $this->seconds > 0 ? $this->seconds : 86400;
             $lease = $this->locks->attempt()->acquire($this->name, $this->owner, $seconds);
         } catch (OutcomeUnknownException $e) {
+            $this->locks->events->emit(LockOutcomeUnknown::class, $this->name, ! $e->lockMayBeHeld());
+            if ($e->lockMayBeHeld()) {
+                $this->locks->events->warn('ddblock.lock.cleanup_failed', $this->name, $e->getMessage());
+            }
             // Inside block(), a clean-up that left nothing of ours is a "not yet", as in the core's wait.
-            if ($this->blocking && ! $e->lockMayBeHeld()) {
+            if ($this->blockedAt !== null && ! $e->lockMayBeHeld()) {
                 return false;
             }
             throw $e;
@@ -53,7 +68,8 @@ class DynamoDbLock extends Lock
         if ($lease === null) {
             return false;
         }
-        $this->fence = $lease['fence'];
+        [$this->fence, $this->acquiredAt] = [$lease['fence'], hrtime(true)];
+        $this->locks->events->emit(LockAcquired::class, $this->name, Emitter::since($start), $this->fence);
 
         return true;
     }
@@ -69,16 +85,21 @@ class DynamoDbLock extends Lock
      */
     public function block($seconds, $callback = null)
     {
-        $this->blocking = true;
+        $this->blockedAt = hrtime(true);
         $inner = is_callable($callback) ? function () use ($callback) {
-            $this->blocking = false;
+            $this->blockedAt = null;
 
             return $callback();
         } : $callback;
         try {
             return parent::block($seconds, $inner);
+        } catch (LockTimeoutException $e) {
+            if ($this->blockedAt !== null) { // not one the callback threw
+                $this->locks->events->emit(LockWaitTimedOut::class, $this->name, Emitter::since($this->blockedAt));
+            }
+            throw $e;
         } finally {
-            $this->blocking = false;
+            $this->blockedAt = null;
         }
     }
 
@@ -93,19 +114,33 @@ class DynamoDbLock extends Lock
     {
         $expiry = $this->locks->releasedExpiry();
         $requests = $this->locks->requests();
-        $released = $expiry === null
-            ? $requests->deleteIfOwner($this->name, $this->owner)
-            : $requests->expireIfOwner($this->name, $this->owner, $expiry);
-        $this->fence = null;
+        $held = $this->acquiredAt === null ? null : Emitter::since($this->acquiredAt);
+        // Telling another owner from no lock may take a read: only for a report that needs it.
+        $tell = $held !== null || $this->locks->events->listens(LockReleased::class);
+        $outcome = $expiry === null
+            ? $requests->deleteIfOwner($this->name, $this->owner, $tell)
+            : $requests->expireIfOwner($this->name, $this->owner, $expiry, $tell);
+        [$this->fence, $this->acquiredAt] = [null, null];
+        // Only a handle that acquired the lock lost it: another's release finding it held is no news.
+        if ($outcome === LockReleased::OTHER_OWNER && $held !== null) {
+            $this->locks->events->warn('ddblock.lock.lease_lost', $this->name, sprintf(
+                'ddblock: releasing the lock with key "%s" in table "%s" found it held by another owner: ours '
+                . 'expired and was taken over, so the work under it ran without the lock for a while; give the '
+                . 'lock a ttl longer than the work, or refresh() it',
+                $this->tableKey(),
+                $this->locks->table
+            ));
+        }
+        $this->locks->events->emit(LockReleased::class, $this->name, $outcome, $held);
 
-        return $released;
+        return $outcome === LockReleased::RELEASED;
     }
 
     /** Releases this lock in disregard of ownership. */
     public function forceRelease(): void
     {
         $this->locks->requests()->forceRelease($this->name, $this->locks->releasedExpiry());
-        $this->fence = null;
+        [$this->fence, $this->acquiredAt] = [null, null];
     }
 
     /**

@@ -4,7 +4,9 @@ declare(strict_types=1);
 
 namespace Ddblock\Laravel;
 
+use Closure;
 use Illuminate\Cache\DynamoDbStore as LaravelDynamoDbStore;
+use Illuminate\Contracts\Events\Dispatcher;
 use InvalidArgumentException;
 use ReflectionClass;
 
@@ -24,6 +26,9 @@ class DynamoDbStore extends LaravelDynamoDbStore implements FlushesLocks
 
     /** @var array{0: callable|null, 1: callable|null} test seam: attempt ids, fence bases */
     protected $lockIds = [null, null];
+
+    /** @var Dispatcher|(Closure(): (Dispatcher|null))|null where the locks' events go (Events\LockEvent) */
+    protected $lockEvents = null;
 
     /** This driver's copy of a store Laravel's CacheManager built, with every setting it has. */
     public static function fromLaravelStore(LaravelDynamoDbStore $store): self
@@ -131,6 +136,20 @@ class DynamoDbStore extends LaravelDynamoDbStore implements FlushesLocks
             ));
         }
         $this->releaseMode = $word;
+
+        return $this;
+    }
+
+    /**
+     * Set where the locks' events go (Events\LockEvent): a dispatcher, or a closure that returns the
+     * current one (the service provider's: the app's `events`, so that Event::fake() is seen); null: none.
+     *
+     * @param  Dispatcher|(Closure(): (Dispatcher|null))|null  $events
+     * @return $this
+     */
+    public function setEventDispatcher($events)
+    {
+        $this->lockEvents = $events;
 
         return $this;
     }

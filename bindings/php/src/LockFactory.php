@@ -6,6 +6,7 @@ namespace Ddblock\Laravel;
 
 use Aws\DynamoDb\DynamoDbClient;
 use Closure;
+use Ddblock\Laravel\Events\Emitter;
 use InvalidArgumentException;
 
 /**
@@ -31,6 +32,8 @@ final class LockFactory
     public string $valueAttribute;
     public string $expirationAttribute;
     public int $margin;
+    /** Where the locks' events and warnings go. */
+    public Emitter $events;
     private bool $keepFence;
     /** @var array{0: callable|null, 1: callable|null} test seam: attempt ids, fence bases */
     private array $lockIds;
@@ -41,10 +44,11 @@ final class LockFactory
     public function __construct(DynamoDbStore $store)
     {
         // Laravel's store keeps them protected, and its value encoding and clock too.
-        [$this->dynamo, $this->table, $this->prefix, $this->keyAttribute, $this->valueAttribute,
+        [$events, $this->dynamo, $this->table, $this->prefix, $this->keyAttribute, $this->valueAttribute,
             $this->expirationAttribute, $this->margin, $mode, $this->lockIds, $this->laravel] = (fn (): array => [
-                $this->dynamo, $this->table, $this->prefix, $this->keyAttribute, $this->valueAttribute,
-                $this->expirationAttribute, $this->clockSkewMargin, $this->releaseMode, $this->lockIds, [
+                $this->lockEvents, $this->dynamo, $this->table, $this->prefix, $this->keyAttribute,
+                $this->valueAttribute, $this->expirationAttribute, $this->clockSkewMargin, $this->releaseMode,
+                $this->lockIds, [
                     'encode' => fn ($value): array => [$this->type($value) => (string) $this->serialize($value)],
                     'decode' => fn ($stored) => $this->unserialize($stored),
                     'now' => fn (): int => $this->currentTime(),
@@ -52,6 +56,8 @@ final class LockFactory
                 ],
             ])->call($store);
         $this->keepFence = $mode === DynamoDbStore::RELEASE_KEEP_FENCE;
+        $layout = static fn (): string => TableView::layoutOf($store);
+        $this->events = new Emitter($events, $this->table, $this->prefix, $layout);
     }
 
     public function requests(): LockRequests

@@ -9,6 +9,7 @@ use Aws\DynamoDb\DynamoDbClient;
 use Aws\DynamoDb\Exception\DynamoDbException;
 use Aws\Middleware;
 use Aws\ResultInterface;
+use Ddblock\Laravel\Events\LockReleased;
 
 /**
  * The DynamoDB requests of a lock, as the conformance vectors (compat-tests/conformance/v2) specify them.
@@ -90,27 +91,36 @@ final class LockRequests
     }
 
     /**
-     * The release: one DeleteItem conditioned on the owner, no read before it. True when it deleted ours.
+     * The release: one DeleteItem conditioned on the owner, no read before it. Its outcome, a
+     * LockReleased constant: `released` when it deleted ours. With `$tell`, a refusal that sent no
+     * item back is followed by one read that tells `other_owner` from `not_held`.
      *
      * @param  mixed  $owner
      */
-    public function deleteIfOwner(string $name, $owner): bool
+    public function deleteIfOwner(string $name, $owner, bool $tell = false): string
     {
-        return $this->send($this->command('DeleteItem', $name, [
-            'ConditionExpression' => '#value = :owner',
-            'ExpressionAttributeNames' => $this->names('#value'),
-            'ExpressionAttributeValues' => [':owner' => $this->locks->stored($owner)],
-            'ReturnValuesOnConditionCheckFailure' => 'ALL_OLD',
-        ]), $name, 'release', $owner) !== null;
+        if (
+            $this->send($this->command('DeleteItem', $name, [
+                'ConditionExpression' => '#value = :owner',
+                'ExpressionAttributeNames' => $this->names('#value'),
+                'ExpressionAttributeValues' => [':owner' => $this->locks->stored($owner)],
+                'ReturnValuesOnConditionCheckFailure' => 'ALL_OLD',
+            ]), $name, 'release', $owner, $old) !== null
+        ) {
+            return LockReleased::RELEASED;
+        }
+
+        return $this->notReleased($old ?? ($tell ? $this->read($name, 'release', $owner) : null));
     }
 
     /**
      * The keep-fence release: one UpdateItem conditioned on the owner that expires the item and
-     * keeps its fence. A resend that finds the item released means the first send landed: true.
+     * keeps its fence. A resend that finds the item released means the first send landed: `released`.
+     * `$tell`: as deleteIfOwner()'s.
      *
      * @param  mixed  $owner
      */
-    public function expireIfOwner(string $name, $owner, int $expiresAt): bool
+    public function expireIfOwner(string $name, $owner, int $expiresAt, bool $tell = false): string
     {
         $sends = 0;
         $command = self::onFreshConnection($this->command('UpdateItem', $name, [
@@ -128,14 +138,31 @@ final class LockRequests
             $sends++;
         }), 'ddblock-sends');
         if ($this->send($command, $name, 'release', $owner, $old) !== null) {
-            return true;
+            return LockReleased::RELEASED;
         }
-        if ($sends < 2) {
-            return false;
+        if ($sends >= 2 || $tell) {
+            $old ??= $this->read($name, 'release', $owner);
         }
-        $old ??= $this->read($name, 'release', $owner);
+        if ($sends >= 2 && $old !== null && ! isset($old[$this->locks->valueAttribute])) {
+            return LockReleased::RELEASED;
+        }
 
-        return $old !== null && ! isset($old[$this->locks->valueAttribute]);
+        return $this->notReleased($old);
+    }
+
+    /**
+     * Why a release changed nothing, as the core's release says it: `other_owner` when `$old`, the
+     * lock's item (sent back with the refusal, else read after it: dynalite ignores ALL_OLD; null
+     * when absent or not read), is live, else `not_held`.
+     *
+     * @param  array<string, mixed>|null  $old
+     */
+    private function notReleased(?array $old): string
+    {
+        $expiry = $old === null ? null : $this->locks->expiryOf($old);
+
+        return $old !== null && ($expiry === null || $this->locks->now() < $expiry)
+            ? LockReleased::OTHER_OWNER : LockReleased::NOT_HELD;
     }
 
     /**

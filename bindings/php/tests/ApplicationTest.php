@@ -133,7 +133,7 @@ final class ApplicationTest extends TestCase
         $properties = static fn (LaravelDynamoDbStore $s): array => (fn () => get_object_vars($this))->call($s);
         $this->assertContains('dynamo', array_keys($properties($laravel)));
         [$theirs, $mine] = [array_keys($properties($laravel)), array_keys($properties($ours))];
-        $own = ['clockSkewMargin', 'releaseMode', 'lockIds']; // the driver's lock settings
+        $own = ['clockSkewMargin', 'releaseMode', 'lockIds', 'lockEvents']; // the driver's lock settings
         $this->assertSame($own, array_values(array_diff($mine, $theirs)));
         $this->assertSame($theirs, array_values(array_diff($mine, $own)));
     }

@@ -56,7 +56,11 @@ final class ClockSkewWarningTest extends TestCase
             . 'ddblock\.clock_skew_margin on every host; `php artisan ddblock:doctor` measures it$/u',
             $message
         );
-        $this->assertSame(['offset_low', 'offset_high', 'allowed', 'margin', 'operation'], array_keys($context));
+        $this->assertSame(
+            ['event', 'offset_low', 'offset_high', 'allowed', 'margin', 'operation'],
+            array_keys($context)
+        );
+        $this->assertSame('ddblock.clock.skew', $context['event']);
         $this->assertSame('UpdateItem', $context['operation']);
 
         // Within the minute: no second warning, from a refused acquire (an error answer) either.
