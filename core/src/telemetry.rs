@@ -56,6 +56,15 @@ pub struct Instrument {
     pub meaning: &'static str,
 }
 
+/// The bucket boundaries (seconds) every duration histogram asks for: OpenTelemetry's advice for
+/// durations in seconds (its HTTP conventions' boundaries), extended to 5 minutes for long waits
+/// and holds. The SDKs' defaults (0 to 10,000) are made for milliseconds and would put nearly every
+/// wait in their first bucket.
+pub const DURATION_BOUNDARIES: &[f64] = &[
+    0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 30.0, 60.0,
+    120.0, 300.0,
+];
+
 /// Attributes every lock instrument carries: the table (or S3 bucket) and the key layout.
 const WHERE: [&str; 2] = ["db.collection.name", "ddblock.key_layout"];
 
@@ -408,6 +417,7 @@ mod otel {
                     m.f64_histogram(i.name)
                         .with_unit(i.unit)
                         .with_description(i.meaning)
+                        .with_boundaries(super::DURATION_BOUNDARIES.to_vec())
                         .build(),
                 )),
                 Kind::Span | Kind::Warning => None,

@@ -71,6 +71,13 @@ async fn acquisitions_and_releases_are_counted_by_outcome(server: Server) {
         1,
         "{p:?}"
     );
+    // Buckets for seconds, as the table advises (the SDK's default ones are made for ms).
+    let bounds = install().bounds("ddblock.lock.hold.duration");
+    assert_eq!(
+        bounds,
+        ddblock::telemetry::DURATION_BOUNDARIES,
+        "{bounds:?}"
+    );
 }
 
 /// A heartbeat whose lock was taken from it counts a lost lease; an acquire whose every answer is

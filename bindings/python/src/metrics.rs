@@ -8,14 +8,29 @@ use ddblock::telemetry::{self, Kind, INSTRUMENTS};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-/// Every metric of the core's table: `(name, kind, unit, meaning)`, kind `counter` or
-/// `histogram`.
+/// One metric: its name, kind (`counter`, `histogram`), unit, meaning and, for a histogram, the
+/// bucket boundaries it asks for.
+type Metric = (
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+    Vec<f64>,
+);
+
+/// Every metric of the core's table.
 #[pyfunction]
-pub fn instruments() -> Vec<(&'static str, &'static str, &'static str, &'static str)> {
+pub fn instruments() -> Vec<Metric> {
     INSTRUMENTS
         .iter()
-        .filter(|i| matches!(i.kind, Kind::Counter | Kind::Histogram))
-        .map(|i| (i.name, i.kind.as_str(), i.unit, i.meaning))
+        .filter_map(|i| {
+            let boundaries = match i.kind {
+                Kind::Counter => vec![],
+                Kind::Histogram => telemetry::DURATION_BOUNDARIES.to_vec(),
+                Kind::Span | Kind::Warning => return None,
+            };
+            Some((i.name, i.kind.as_str(), i.unit, i.meaning, boundaries))
+        })
         .collect()
 }
 

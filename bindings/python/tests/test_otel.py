@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.metrics.export import HistogramDataPoint, InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -56,6 +56,17 @@ class Seen:
                         n = point.count if hasattr(point, "count") else point.value
                         out[(metric.name, outcome)] += int(n)
         return out
+
+    def bounds(self, metric: str) -> list[float]:
+        """The bucket boundaries of histogram `metric`'s points."""
+        data = self.reader.get_metrics_data()
+        for resource in data.resource_metrics if data else []:
+            for scope in resource.scope_metrics:
+                for m in scope.metrics:
+                    point = m.data.data_points[0]
+                    if m.name == metric and isinstance(point, HistogramDataPoint):
+                        return list(point.explicit_bounds)
+        return []
 
     def finished(self, table: str) -> list[ReadableSpan]:
         spans = self.spans.get_finished_spans()
@@ -104,6 +115,9 @@ def test_acquires_and_releases_are_counted_and_traced(store: ddblock.Store, seen
     waits = c[("ddblock.lock.wait.duration", "timed_out")]
     assert waits + c[("ddblock.lock.wait.duration", "acquired")] == 2, c
     assert c[("ddblock.lock.hold.duration", "released")] == 2, c
+    # Buckets for seconds, as the core's table advises (not the SDK's default, made for ms).
+    advised = next(i[4] for i in ddblock._native.instruments() if i[0].endswith("hold.duration"))
+    assert seen.bounds("ddblock.lock.hold.duration") == advised and advised[0] == 0.005, advised
 
     spans = seen.finished(store.table)
     names = Counter((s.name, outcome_of(s)) for s in spans)

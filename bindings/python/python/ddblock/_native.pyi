@@ -328,10 +328,9 @@ def _shutdown(timeout: SupportsFloat | SupportsIndex) -> None:
     Stops the binding's runtime (registered with `atexit` by the package; see runtime.rs).
     """
 
-def instruments() -> list[tuple[str, str, str, str]]:
+def instruments() -> list[tuple[str, str, str, str, list[float]]]:
     """
-    Every metric of the core's table: `(name, kind, unit, meaning)`, kind `counter` or
-    `histogram`.
+    Every metric of the core's table.
     """
 
 def serialize(value: Any) -> bytes:

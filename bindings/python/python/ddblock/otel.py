@@ -44,11 +44,20 @@ def instrument(*, meter_provider: Any = None, tracer_provider: Any = None) -> No
 
     meter = (meter_provider or metrics.get_meter_provider()).get_meter("ddblock", __version__)
     record: dict[str, Any] = {}
-    for name, kind, unit, meaning in _native.instruments():
+    for name, kind, unit, meaning, boundaries in _native.instruments():
         if kind == "counter":
             record[name] = meter.create_counter(name, unit=unit, description=meaning).add
         else:
-            record[name] = meter.create_histogram(name, unit=unit, description=meaning).record
+            try:
+                histogram = meter.create_histogram(
+                    name,
+                    unit=unit,
+                    description=meaning,
+                    explicit_bucket_boundaries_advisory=boundaries,
+                )
+            except TypeError:  # opentelemetry-api before 1.23 takes no advice
+                histogram = meter.create_histogram(name, unit=unit, description=meaning)
+            record[name] = histogram.record
 
     def listener(name: str, value: float, attributes: dict[str, str]) -> None:
         record[name](value if name.endswith(".duration") else int(value), attributes)

@@ -65,6 +65,25 @@ pub fn install() -> &'static Metrics {
 }
 
 impl Metrics {
+    /// The bucket boundaries of histogram `metric`'s first point (empty when it has none).
+    pub fn bounds(&self, metric: &str) -> Vec<f64> {
+        self.exporter.reset();
+        self.provider.force_flush().expect("the SDK exports");
+        let exported = self.exporter.get_finished_metrics().expect("an export");
+        let metrics = exported
+            .iter()
+            .flat_map(|r| r.scope_metrics())
+            .flat_map(|s| s.metrics());
+        for m in metrics.filter(|m| m.name() == metric) {
+            if let AggregatedMetrics::F64(MetricData::Histogram(h)) = m.data() {
+                if let Some(p) = h.data_points().next() {
+                    return p.bounds().collect();
+                }
+            }
+        }
+        Vec::new()
+    }
+
     /// What the listener heard of table `table`, counted as [`Metrics::counts`] counts.
     pub fn heard(&self, table: &str) -> Counts {
         let heard = self.heard.lock().unwrap();
