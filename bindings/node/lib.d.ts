@@ -259,3 +259,48 @@ export declare class Store {
   createTable(options?: CreateTableInput): Promise<TableReport>
   doctor(options?: DoctorInput): Promise<DoctorReport>
 }
+
+/** An acquire's outcome (`ddblock.lock.outcome`, docs/observability.md). */
+export type AcquireOutcome = 'acquired' | 'held' | 'timed_out' | 'cancelled' | 'unknown' | 'error'
+
+/** A release's outcome (`ddblock.lock.release_outcome`); `withLock`'s release: `released` or `error`. */
+export type ReleaseOutcome = 'released' | 'not_held' | 'other_owner' | 'error'
+
+/**
+ * The context of the tracing channels `ddblock:lock:acquire` and `ddblock:lock:release`
+ * (`diagnostics_channel.tracingChannel`), published only when someone subscribed. Never the owner
+ * token, nor the lock's name.
+ */
+export interface LockTraceContext {
+  /** The call: `acquire`, `block` and `withLock` on the acquire channel; `release` and `withLock` on the release one. */
+  readonly operation: 'acquire' | 'block' | 'withLock' | 'release'
+  /** The table, or the S3 bucket with the `s3` backend (OpenTelemetry's `db.collection.name`). */
+  readonly table: string
+  /** The key layout (`ddblock.key_layout`). */
+  readonly keyLayout: string
+  /** Set once the operation settled, before `asyncStart`. */
+  outcome?: AcquireOutcome | ReleaseOutcome
+  /** When it rejected: the DdblockError's `kind` (another error's `name`). */
+  errorType?: string
+  /** Set by Node's `tracePromise`: what the call resolved to. */
+  result?: unknown
+  /** Set by Node's `tracePromise`: what the call rejected with. */
+  error?: unknown
+}
+
+/** What `instrument()` takes: OpenTelemetry providers (structurally: any with these methods). */
+export interface InstrumentOptions {
+  /** Default: the global one (`metrics.getMeterProvider()`). */
+  meterProvider?: { getMeter(name: string, version?: string, options?: object): unknown }
+  /** Default: the global one (`trace.getTracerProvider()`). */
+  tracerProvider?: { getTracer(name: string, version?: string, options?: object): unknown }
+}
+
+/**
+ * Hands ddblock's metrics (meter `ddblock`) and a span per lock operation (tracer `ddblock`) to
+ * OpenTelemetry; needs `@opentelemetry/api` installed (else throws `CONFIG`). Again: replaces.
+ */
+export declare function instrument(options?: InstrumentOptions): void
+
+/** Removes what `instrument()` installed. */
+export declare function uninstrument(): void

@@ -5,10 +5,13 @@
 // napi-rs's own refusal of an argument (a number where a string belongs) a TypeError,
 // (2) turns an AbortSignal into the native cancel handle (the core drops the acquire in flight),
 // and (3) adds the helpers that run JavaScript callbacks: `withLock` (under a lock), `Once.run`
-// (once per event) and `update` (read-modify-write, retried by the core's bounded retry).
-// Every rule (waits, ttls, defaults, conditions, attempts, backoff, the clean-up of a cancelled
-// acquire) is the Rust core's.
+// (once per event) and `update` (read-modify-write, retried by the core's bounded retry), and
+// (4) reports: the lock operations on the tracing channels `ddblock:lock:acquire` and
+// `ddblock:lock:release` (when subscribed), and `instrument()`, which hands the core's metrics
+// and those channels to OpenTelemetry. Every rule (waits, ttls, defaults, conditions, attempts,
+// backoff, the clean-up of a cancelled acquire) is the Rust core's.
 
+const diagnostics = require('node:diagnostics_channel')
 const native = require('./native.js')
 
 /** Every error code, from the core's list of error kinds. */
@@ -122,10 +125,73 @@ function withValue (e, value) {
   return e
 }
 
+/**
+ * The lock operations as Node's tracing channels (`tracing:ddblock:lock:acquire:start`, `:end`,
+ * `:asyncStart`, `:asyncEnd`, `:error`; the same for `release`). The context of each: `operation`
+ * (`acquire`, `block`, `withLock` or `release`), `table` (the table, or the S3 bucket:
+ * OpenTelemetry's `db.collection.name`), `keyLayout`, and once it settled `outcome` (the core's
+ * `ddblock.lock.outcome` or `ddblock.lock.release_outcome`) and, when it rejected, `errorType`
+ * (the error's `kind`). Never the owner token, nor the lock's name (a key can be secret).
+ */
+const ACQUIRE = diagnostics.tracingChannel('ddblock:lock:acquire')
+const RELEASE = diagnostics.tracingChannel('ddblock:lock:release')
+
+/** Whether tracing channel `tc` has a subscriber (Node < 20.13 has no `tc.hasSubscribers`). */
+const subscribed = (tc) => tc.hasSubscribers ??
+  [tc.start, tc.end, tc.asyncStart, tc.asyncEnd, tc.error].some((c) => c.hasSubscribers)
+
+/** An acquire's outcome: resolved ours (`ok`), or still held (a timeout if it `waits`). */
+const acquireOutcome = (waits, ok) => ok ? 'acquired' : waits ? 'timed_out' : 'held'
+
+/** The outcome of an acquire that rejected with `e`. */
+function acquireFailure (waits, e) {
+  switch (e?.code) {
+    case 'LOCK_TIMEOUT': return acquireOutcome(waits, false)
+    case 'ABORTED': return 'cancelled'
+    case 'OUTCOME_UNKNOWN': return 'unknown'
+    default: return 'error'
+  }
+}
+
+/** `error.type` of a rejection: the DdblockError's `kind`, else the error's name. */
+const errorType = (e) => e instanceof DdblockError ? e.kind : e instanceof Error ? e.name : typeof e
+
+/**
+ * Runs `op()` on tracing channel `tc` with context `{ operation, ...where }` (where the lock lives;
+ * only built when someone subscribed), its `outcome` set from the result (`resolved(result)`) or
+ * the rejection (`rejected(error)`, `errorType` beside it) before the channel's asyncStart.
+ */
+function traced (tc, operation, where, resolved, rejected, op) {
+  if (!subscribed(tc)) return op()
+  const ctx = { operation, table: where.table, keyLayout: where.keyLayout }
+  return tc.tracePromise(async () => {
+    try {
+      const result = await op()
+      ctx.outcome = resolved(result)
+      return result
+    } catch (e) {
+      ctx.outcome = rejected(e)
+      ctx.errorType = errorType(e)
+      throw e
+    }
+  }, ctx)
+}
+
 class Lock {
   #n
-  constructor (n) { this.#n = n }
+  #where
+  /** `where`: `{ table, keyLayout }` of the store (what the tracing channels carry). */
+  constructor (n, where) { this.#n = n; this.#where = where }
   static native (l) { return l.#n }
+  /** Runs acquire `op()` on the acquire channel; `waits`: it may wait (a held lock is a timeout). */
+  static tracedAcquire (l, operation, waits, op) {
+    const ok = (r) => acquireOutcome(waits, r !== false)
+    return traced(ACQUIRE, operation, l.#where, ok, (e) => acquireFailure(waits, e), op)
+  }
+  /** Runs release `op()` on the release channel: `resolved(result)` is its release outcome. */
+  static tracedRelease (l, operation, resolved, op) {
+    return traced(RELEASE, operation, l.#where, resolved, () => 'error', op)
+  }
   get name () { return this.#n.name }
   /** The item key of the lock in the table (prefix and layout applied), as Laravel writes it. */
   get key () { return this.#n.key }
@@ -144,13 +210,21 @@ class Lock {
    * promise rejects with an AbortError (code ABORTED).
    */
   async acquire ({ wait, signal } = {}) {
-    return cancellable(signal, (token) => this.#n.acquire(wait ? (wait.timeoutMs ?? 0) : undefined, token))
+    const ms = wait ? (wait.timeoutMs ?? 0) : undefined
+    const op = () => cancellable(signal, (token) => this.#n.acquire(ms, token))
+    return Lock.tracedAcquire(this, 'acquire', ms > 0, op)
   }
   /** Waits up to `timeoutMs` (Laravel's `block`; `Infinity`: no limit): resolves to the expiry, or LOCK_TIMEOUT; `signal` as `acquire`'s. */
   async block (timeoutMs, { signal } = {}) {
-    return cancellable(signal, (token) => this.#n.block(timeoutMs, token))
+    const op = () => cancellable(signal, (token) => this.#n.block(timeoutMs, token))
+    return Lock.tracedAcquire(this, 'block', timeoutMs > 0, op)
   }
-  release () { return promise(() => this.#n.release()) }
+  release () {
+    if (!subscribed(RELEASE)) return promise(() => this.#n.release())
+    // Traced: the native release that says what it found (not_held, other_owner), as a boolean.
+    return Lock.tracedRelease(this, 'release', (outcome) => outcome, () => promise(() => this.#n.releaseOutcome()))
+      .then((outcome) => outcome === 'released')
+  }
   forceRelease () { return promise(() => this.#n.forceRelease()) }
   refresh (ttl) { return promise(() => this.#n.refresh(ttl)) }
   isLocked () { return promise(() => this.#n.isLocked()) }
@@ -214,6 +288,7 @@ class Once {
 
 class Store {
   #n
+  #place // `#where`, once read
   constructor (options) {
     this.#n = options instanceof native.NativeStore ? options : call(() => new native.NativeStore(options))
   }
@@ -223,8 +298,13 @@ class Store {
   get prefix () { return this.#n.prefix }
   get layout () { return this.#n.layout }
   get endpoint () { return this.#n.endpoint }
-  lock (name, { ttl, owner } = {}) { return new Lock(call(() => this.#n.lock(name, ttl, owner))) }
-  restoreLock (name, owner) { return new Lock(call(() => this.#n.lock(name, 0, owner))) }
+  /** Where this store's locks live, as the tracing channels say it. */
+  get #where () {
+    this.#place ??= Object.freeze({ table: this.#n.collection, keyLayout: this.#n.layout })
+    return this.#place
+  }
+  lock (name, { ttl, owner } = {}) { return new Lock(call(() => this.#n.lock(name, ttl, owner)), this.#where) }
+  restoreLock (name, owner) { return new Lock(call(() => this.#n.lock(name, 0, owner)), this.#where) }
   /**
    * Waits up to `timeoutMs` (default 0: one attempt) for the lock, runs `fn(lock, signal)` while
    * the core's heartbeat keeps the lease, and releases when it settles. `signal` aborts (reason: a
@@ -237,10 +317,15 @@ class Store {
    */
   async withLock (name, { ttl, timeoutMs = 0, owner, signal } = {}, fn) {
     const lock = this.lock(name, { ttl, owner })
-    const held = await cancellable(signal, (token) => Lock.native(lock).enter(timeoutMs, token))
+    let held // (kept out of the channel's `result`: it is the binding's own handle)
+    const enter = async () => { held = await cancellable(signal, (token) => Lock.native(lock).enter(timeoutMs, token)) }
+    await Lock.tracedAcquire(lock, 'withLock', timeoutMs > 0, enter)
+    // The end of the lease (heartbeat stopped, lock released) on the release channel: `released`,
+    // or `error` with LEASE_LOST or the release's error.
+    const finish = () => Lock.tracedRelease(lock, 'withLock', () => 'released', () => call(() => held.finish()))
     if (signal?.aborted) {
       // Aborted as the lock was taken: the callback never runs.
-      await held.finish().catch(() => {})
+      await finish().catch(() => {})
       throw abortError({ message: `the acquire of lock \`${name}\` was aborted: the lock is not held` }, signal)
     }
     const controller = new AbortController()
@@ -252,13 +337,13 @@ class Store {
       result = await fn(lock, controller.signal)
     } catch (e) {
       // The core ends the lease (one rule); the callback's own error is rethrown unchanged.
-      await call(() => held.finish()).catch((err) => keepLockError(e, err))
+      await finish().catch((err) => keepLockError(e, err))
       throw e
     } finally {
       signal?.removeEventListener('abort', onAbort)
     }
     try {
-      await call(() => held.finish())
+      await finish()
     } catch (e) {
       throw withValue(e, result)
     }
@@ -309,4 +394,100 @@ class Store {
   doctor (options) { return promise(() => this.#n.doctor(options)) }
 }
 
-module.exports = { Store, Lock, Once, Claim, Versioned, DdblockError, CODES }
+/**
+ * The OpenTelemetry API (`@opentelemetry/api`, an optional peer dependency: loaded only by
+ * `instrument()`), or a CONFIG DdblockError saying to install it.
+ */
+function openTelemetry () {
+  try {
+    return require('@opentelemetry/api')
+  } catch (e) {
+    const message = 'instrument() needs the package @opentelemetry/api: npm install @opentelemetry/api'
+    throw new DdblockError('CONFIG', message, undefined, e, 'config')
+  }
+}
+
+/** Calls `fn(...args)`; what it throws is dropped: reporting never changes what a lock does. */
+const quietly = (fn) => (...args) => {
+  try { fn(...args) } catch {}
+}
+
+/**
+ * Subscribers to tracing channel `tc` that make a span `name` of each operation with `tracer`,
+ * child of the active context at its call: the table and key layout from the start, the
+ * operation's outcome as `outcomeKey` at its end; an `error` or `unknown` outcome sets `error.type`
+ * and the span's error status (a held lock, a timeout and a cancel are answers, not failures).
+ * No exception is recorded: an error's message can name the lock.
+ */
+function spansOf (api, tracer, name, outcomeKey) {
+  const open = new WeakMap()
+  const start = (ctx) => {
+    const attributes = { 'db.collection.name': ctx.table, 'ddblock.key_layout': ctx.keyLayout }
+    open.set(ctx, tracer.startSpan(name, { attributes }, api.context.active()))
+  }
+  const finish = (ctx) => {
+    const span = open.get(ctx)
+    if (span === undefined) return
+    open.delete(ctx)
+    if (ctx.outcome !== undefined) span.setAttribute(outcomeKey, ctx.outcome)
+    if (ctx.outcome === 'error' || ctx.outcome === 'unknown') {
+      span.setAttribute('error.type', ctx.errorType)
+      span.setStatus({ code: api.SpanStatusCode.ERROR })
+    }
+    span.end()
+  }
+  return { start: quietly(start), error: quietly(finish), asyncEnd: quietly(finish) }
+}
+
+/** What `instrument()` installed (`uninstrument()` removes it), or null. */
+let installed = null
+
+/**
+ * Hands what ddblock reports to OpenTelemetry (`@opentelemetry/api`, which must be installed):
+ * the core's metrics (docs/observability.md's table) into instruments of the meter `ddblock`, and
+ * a span `ddblock.lock.acquire` or `ddblock.lock.release` per lock operation from the tracer
+ * `ddblock`. The providers default to the global ones. Called again, it replaces what it
+ * installed; the metrics listener is one per process (the last `instrument()` of any thread).
+ */
+function instrument ({ meterProvider, tracerProvider } = {}) {
+  const api = openTelemetry()
+  uninstrument()
+  const { version } = require('./package.json')
+  const meter = (meterProvider ?? api.metrics).getMeter('ddblock', version)
+  const tracer = (tracerProvider ?? api.trace).getTracer('ddblock', version)
+  const recorders = new Map()
+  for (const i of native.instruments()) {
+    const options = { unit: i.unit, description: i.meaning }
+    if (i.kind === 'counter') {
+      const counter = meter.createCounter(i.name, options)
+      recorders.set(i.name, (value, attributes) => counter.add(value, attributes))
+    } else if (i.kind === 'histogram') {
+      // Buckets in seconds, as the core advises (OpenTelemetry's defaults are made for
+      // milliseconds); a view of the application's overrides them.
+      const advice = { explicitBucketBoundaries: i.boundaries }
+      const histogram = meter.createHistogram(i.name, { ...options, advice })
+      recorders.set(i.name, (value, attributes) => histogram.record(value, attributes))
+    }
+  }
+  const subscribers = [
+    [ACQUIRE, spansOf(api, tracer, 'ddblock.lock.acquire', 'ddblock.lock.outcome')],
+    [RELEASE, spansOf(api, tracer, 'ddblock.lock.release', 'ddblock.lock.release_outcome')],
+  ]
+  for (const [tc, handlers] of subscribers) tc.subscribe(handlers)
+  installed = subscribers
+  // A measurement still queued when uninstrument() ran is dropped.
+  const record = (name, value, attributes) => {
+    if (installed === subscribers) recorders.get(name)?.(value, attributes)
+  }
+  native.listenMetrics(quietly(record))
+}
+
+/** Removes what `instrument()` installed: no metric is recorded and no span made afterwards. */
+function uninstrument () {
+  if (installed === null) return
+  native.listenMetrics(null)
+  for (const [tc, handlers] of installed) tc.unsubscribe(handlers)
+  installed = null
+}
+
+module.exports = { Store, Lock, Once, Claim, Versioned, DdblockError, CODES, instrument, uninstrument }

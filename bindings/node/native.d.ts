@@ -105,6 +105,11 @@ export declare class NativeLock {
   enter(timeoutMs: number, cancel?: NativeCancel | undefined | null): Promise<NativeHeld>
   /** ONE DeleteItem conditioned on our owner: true when this call deleted our lock. */
   release(): Promise<boolean>
+  /**
+   * `release`, answering what it found: `released`, `not_held` or `other_owner` (the core's
+   * release outcomes; what a traced release reports).
+   */
+  releaseOutcome(): Promise<'released' | 'not_held' | 'other_owner'>
   /** Deletes the lock whoever holds it: true when a lock item was there. */
   forceRelease(): Promise<boolean>
   /** Extends our live lock to now + `ttl` (the lock's ttl by default); false when not ours. */
@@ -141,6 +146,11 @@ export declare class NativeStore {
   get table(): string
   /** The prefix as configured. */
   get prefix(): string
+  /**
+   * Where locks live: the S3 bucket with the `s3` backend, else the table (what metrics and
+   * spans call `db.collection.name`).
+   */
+  get collection(): string
   /** The key layout (`laravel8`, `laravel11`, `laravel12`). */
   get layout(): string
   /** The endpoint URL, if one is set. */
@@ -283,6 +293,32 @@ export interface Holder {
   /** The fencing token of the holder's acquisition (absent for a lock Laravel wrote). */
   fence?: number
 }
+
+/** One thing ddblock reports (a row of the core's `telemetry::INSTRUMENTS`). */
+export interface InstrumentInfo {
+  /** Its name, `ddblock.` first. */
+  name: string
+  /** `counter`, `histogram`, `span` or `warning`. */
+  kind: 'counter' | 'histogram' | 'span' | 'warning'
+  /** Its unit (UCUM), empty for spans and warnings. */
+  unit: string
+  /** What it means, one sentence. */
+  meaning: string
+  /** The attributes it carries. */
+  attributes: Array<string>
+  /** The bucket boundaries (seconds) a histogram asks for; empty for the others. */
+  boundaries: Array<number>
+}
+
+/** Every metric, span and warning ddblock emits, from the core's table. */
+export declare function instruments(): Array<InstrumentInfo>
+
+/**
+ * Sets (or, with `null`, removes) the process's one metrics listener: `recorder(name, value,
+ * attributes)` for every measurement from then on (value 1 for a count, seconds for a duration).
+ * A later call replaces the earlier recorder, from whichever thread of JavaScript it comes.
+ */
+export declare function listenMetrics(recorder: ((name: string, value: number, attributes: Record<string, string>) => void) | null): void
 
 /** Options of `once`. */
 export interface OnceOptions {

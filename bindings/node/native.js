@@ -845,5 +845,7 @@ module.exports.NativeOnce = nativeBinding.NativeOnce
 module.exports.NativeStore = nativeBinding.NativeStore
 module.exports.NativeVersioned = nativeBinding.NativeVersioned
 module.exports.errorCodes = nativeBinding.errorCodes
+module.exports.instruments = nativeBinding.instruments
+module.exports.listenMetrics = nativeBinding.listenMetrics
 module.exports.useErrorClass = nativeBinding.useErrorClass
 module.exports.useWarningHandler = nativeBinding.useWarningHandler

@@ -202,7 +202,7 @@ impl Place {
     /// The table (or S3 bucket) and key layout of `cfg`.
     pub(crate) fn of(cfg: &StoreConfig) -> Place {
         Place {
-            collection: cfg.s3_bucket().unwrap_or(cfg.table()).to_owned(),
+            collection: cfg.collection().to_owned(),
             layout: cfg.layout().as_str(),
         }
     }

@@ -8,7 +8,7 @@
 //! Modules, each using only those listed before it: [`error`] and [`value`] (conversions),
 //! [`options`] (`new Store(...)`'s options, waits), [`store`] (`NativeStore`), then the store's
 //! methods beside what they return: [`cache`], [`lock`], [`once`], [`cas`], [`admin`]; [`warn`]
-//! hands the core's warnings to `process.emitWarning`.
+//! hands the core's warnings to `process.emitWarning`, [`telemetry`] its metrics to `instrument()`.
 
 mod error;
 mod value;
@@ -22,4 +22,5 @@ mod cache;
 mod cas;
 mod lock;
 mod once;
+mod telemetry;
 mod warn;

@@ -160,6 +160,15 @@ impl NativeLock {
         })
     }
 
+    /// `release`, answering what it found: `released`, `not_held` or `other_owner` (the core's
+    /// release outcomes; what a traced release reports).
+    #[napi(ts_return_type = "Promise<'released' | 'not_held' | 'other_owner'>")]
+    pub fn release_outcome<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, String>> {
+        promise_on(env, &self.inner, |l| async move {
+            Ok(l.release().await?.as_str().to_owned())
+        })
+    }
+
     /// Deletes the lock whoever holds it: true when a lock item was there.
     #[napi(ts_return_type = "Promise<boolean>")]
     pub fn force_release<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, bool>> {

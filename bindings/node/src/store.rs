@@ -42,6 +42,13 @@ impl NativeStore {
         self.inner.config().prefix().to_owned()
     }
 
+    /// Where locks live: the S3 bucket with the `s3` backend, else the table (what metrics and
+    /// spans call `db.collection.name`).
+    #[napi(getter)]
+    pub fn collection(&self) -> String {
+        self.inner.config().collection().to_owned()
+    }
+
     /// The key layout (`laravel8`, `laravel11`, `laravel12`).
     #[napi(getter)]
     pub fn layout(&self) -> String {

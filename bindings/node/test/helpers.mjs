@@ -7,7 +7,7 @@ import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
 import path from 'node:path'
 import { randomBytes } from 'node:crypto'
-import { DynamoDBClient, CreateTableCommand } from '@aws-sdk/client-dynamodb'
+import { DynamoDBClient, CreateTableCommand, DescribeTableCommand } from '@aws-sdk/client-dynamodb'
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..')
 
@@ -46,17 +46,30 @@ process.env.CACHE_PREFIX ??= ''
 
 export const unique = (p = 'n') => `${p}${randomBytes(5).toString('hex')}`
 
-/** Creates a fresh Laravel cache table (string partition key `key`) and returns its name. */
+/**
+ * Creates a fresh Laravel cache table (string partition key `key`) and returns its name, ACTIVE
+ * (as the Rust and Python test support's): dynalite answers a table still CREATING as missing, and
+ * a loaded machine can make that last past the first request.
+ */
 export async function freshTable (endpoint, keyAttribute = 'key') {
   const table = unique('node_')
   const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'test', secretAccessKey: 'test' } })
-  await client.send(new CreateTableCommand({
-    TableName: table,
-    AttributeDefinitions: [{ AttributeName: keyAttribute, AttributeType: 'S' }],
-    KeySchema: [{ AttributeName: keyAttribute, KeyType: 'HASH' }],
-    BillingMode: 'PAY_PER_REQUEST',
-  }))
-  client.destroy()
+  try {
+    const created = await client.send(new CreateTableCommand({
+      TableName: table,
+      AttributeDefinitions: [{ AttributeName: keyAttribute, AttributeType: 'S' }],
+      KeySchema: [{ AttributeName: keyAttribute, KeyType: 'HASH' }],
+      BillingMode: 'PAY_PER_REQUEST',
+    }))
+    let status = created.TableDescription?.TableStatus
+    for (let i = 0; status !== 'ACTIVE'; i++) {
+      if (i === 200) throw new Error(`table ${table} never became ACTIVE (${status})`)
+      await new Promise((resolve) => setTimeout(resolve, 25))
+      status = (await client.send(new DescribeTableCommand({ TableName: table }))).Table?.TableStatus
+    }
+  } finally {
+    client.destroy()
+  }
   return table
 }
 

@@ -2,7 +2,11 @@
 import {
   Store, Lock, DdblockError, CODES, Once, Claim, Versioned,
   type PhpValue, type ErrorCode, type ErrorKind, type Holder, type TableReport, type OnceStatus, type OnceResult,
+  instrument, uninstrument, type LockTraceContext, type AcquireOutcome, type ReleaseOutcome,
 } from '..'
+import diagnostics from 'node:diagnostics_channel'
+import { MeterProvider } from '@opentelemetry/sdk-metrics'
+import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base'
 
 async function main (): Promise<void> {
   const store = new Store({ table: 'cache', prefix: 'app_', layout: 'laravel12', endpoint: 'http://127.0.0.1:8000' })
@@ -60,5 +64,23 @@ async function patterns (store: Store): Promise<void> {
   console.log(value, why, st.claims, next, same, up.version, read.value)
 }
 
+function observability (): void {
+  instrument()
+  instrument({ meterProvider: new MeterProvider(), tracerProvider: new BasicTracerProvider() })
+  uninstrument()
+  diagnostics.tracingChannel<unknown, LockTraceContext>('ddblock:lock:acquire').subscribe({
+    start (ctx) { console.log(ctx.operation, ctx.table, ctx.keyLayout) },
+    end () {},
+    asyncStart () {},
+    asyncEnd (ctx) {
+      const outcome: AcquireOutcome | ReleaseOutcome | undefined = ctx.outcome
+      const type: string | undefined = ctx.errorType
+      console.log(outcome, type)
+    },
+    error () {},
+  })
+}
+
 void main
 void patterns
+void observability

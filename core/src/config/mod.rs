@@ -360,6 +360,11 @@ impl StoreConfig {
     pub fn lock_backend(&self) -> LockBackendKind {
         self.lock_backend
     }
+    /// Where locks live: the S3 bucket with the `s3` backend, else the table (what metrics and
+    /// spans call `db.collection.name`).
+    pub fn collection(&self) -> &str {
+        self.s3_bucket().unwrap_or(self.table())
+    }
     /// The S3 bucket of the `s3` lock backend.
     pub fn s3_bucket(&self) -> Option<&str> {
         self.s3_bucket.as_deref()
