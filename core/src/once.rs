@@ -157,6 +157,18 @@ impl Once {
     /// Claims the event: ONE UpdateItem (`ADD` on the counter, `ReturnValues: ALL_NEW`) in the
     /// usual case; over an expired or given-back item, one conditional PutItem more.
     pub async fn claim(&self) -> Result<ClaimOutcome> {
+        let out = self.try_claim().await;
+        let (outcome, error) = match &out {
+            Ok(ClaimOutcome::Claimed(_)) => ("claimed", None),
+            Ok(ClaimOutcome::Skipped(status)) => (status.state.as_str(), None),
+            Err(e) => ("error", Some(e.kind().as_str())),
+        };
+        crate::telemetry::once_claim(self.store.config(), outcome, error);
+        out
+    }
+
+    /// [`Once::claim`]'s requests.
+    async fn try_claim(&self) -> Result<ClaimOutcome> {
         let table = self.store.table();
         let key = &self.spec.key;
         let token = Alphanumeric.sample_string(&mut rand::rng(), TOKEN_LEN);

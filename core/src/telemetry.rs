@@ -137,6 +137,15 @@ pub const INSTRUMENTS: &[Instrument] = &[
                   landed stays until its ttl.",
     },
     Instrument {
+        name: "ddblock.once.claims",
+        kind: Kind::Counter,
+        unit: "{claim}",
+        attributes: &["db.collection.name", "ddblock.once.outcome", "error.type"],
+        meaning: "A once-only claim ended: `claimed` (this delivery runs the handler), skipped \
+                  as the event then stood (`in_progress`: another delivery has it; `done`: it \
+                  was handled), or `error`. Many `in_progress` mean duplicate deliveries racing.",
+    },
+    Instrument {
         name: "ddblock.lock.acquire",
         kind: Kind::Span,
         unit: "",
@@ -363,6 +372,24 @@ pub(crate) fn acquire_write(at: &Place, outcome: &'static str) {
         let [table, layout] = at.attributes();
         let attrs = [table, layout, ("ddblock.lock.write_outcome", outcome)];
         measure("ddblock.lock.acquire_writes", 1.0, &attrs);
+    }
+}
+
+/// A once-only claim ended with `outcome` (`error` with `error_type`).
+pub(crate) fn once_claim(
+    cfg: &StoreConfig,
+    outcome: &'static str,
+    error_type: Option<&'static str>,
+) {
+    if observed() {
+        let mut attrs = vec![
+            (WHERE[0], cfg.collection()),
+            ("ddblock.once.outcome", outcome),
+        ];
+        if let Some(e) = error_type {
+            attrs.push(("error.type", e));
+        }
+        measure("ddblock.once.claims", 1.0, &attrs);
     }
 }
 

@@ -165,7 +165,27 @@ async fn a_release_whose_answer_was_lost_counts_once(server: Server) {
     );
 }
 
+/// Once-only claims by outcome: the winner, a duplicate while it runs, one after it is done.
+async fn once_claims_are_counted_by_outcome(server: Server) {
+    install();
+    let f = FaultyTable::new(server).await;
+    let store = Store::new(f.through().build().unwrap());
+    let once = store.once("order-42", 60).unwrap();
+    let won = once.claim().await.unwrap();
+    assert!(won.is_claimed());
+    assert!(!once.claim().await.unwrap().is_claimed(), "in progress");
+    won.claim().unwrap().done().await.unwrap();
+    assert!(!once.claim().await.unwrap().is_claimed(), "done");
+
+    let p = points(&f.table);
+    let claims = "ddblock.once.claims";
+    assert_eq!(count(&p, claims, "claimed"), 1, "{p:?}");
+    assert_eq!(count(&p, claims, "in_progress"), 1, "{p:?}");
+    assert_eq!(count(&p, claims, "done"), 1, "{p:?}");
+}
+
 common::on_servers!(
+    once_claims_are_counted_by_outcome,
     acquisitions_and_releases_are_counted_by_outcome,
     lost_leases_and_unknown_outcomes_are_counted,
     a_release_whose_answer_was_lost_counts_once,
