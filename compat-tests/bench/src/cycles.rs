@@ -299,15 +299,20 @@ pub async fn cpu(ctx: &Ctx) -> Result<Vec<CpuPair>, String> {
         json!({"cycles": cli_n}),
     ));
 
-    // What ddblock's metrics cost: the core's cycle in child processes, alternately (A B C A B C),
-    // with an application's OpenTelemetry SDK attached, with metrics compiled in and no meter
-    // provider (this binary), and with none compiled in (ddblock-bench-cycle, built on its own
-    // beside this binary: compat-tests/bench/run.sh).
+    // What ddblock's metrics cost: the core's cycle in child processes with an application's
+    // OpenTelemetry SDK attached, with metrics compiled in and no meter provider (this binary),
+    // and with none compiled in (ddblock-bench-cycle, built on its own beside this binary:
+    // compat-tests/bench/run.sh). Six rounds, each in another order (A B C, B C A, C A B, ...):
+    // a child's place in a round moves its figure by a few percent.
     let me = std::env::current_exe().map_err(|e| e.to_string())?;
     let bare = me.with_file_name("ddblock-bench-cycle");
+    let modes = ["otel", "plain", "compiled-out"];
+    const ROUNDS: usize = 6;
     let mut acc = [(0.0, 0.0); 3];
-    for _ in 0..2 {
-        for (i, mode) in ["otel", "plain", "compiled-out"].into_iter().enumerate() {
+    for round in 0..ROUNDS {
+        for k in 0..modes.len() {
+            let i = (round + k) % modes.len();
+            let mode = modes[i];
             let tail = [
                 ep.clone(),
                 table.clone(),
@@ -327,8 +332,8 @@ pub async fn cpu(ctx: &Ctx) -> Result<Vec<CpuPair>, String> {
             if answer["metrics"].as_bool() != Some(mode != "compiled-out") {
                 return Err(format!("cpu child {mode}: metrics compiled in? {answer}"));
             }
-            acc[i].0 += num(&answer, "cpu_us") / 2.0;
-            acc[i].1 += num(&answer, "wall_us") / 2.0;
+            acc[i].0 += num(&answer, "cpu_us") / ROUNDS as f64;
+            acc[i].1 += num(&answer, "wall_us") / ROUNDS as f64;
         }
     }
     let row = |client: &str, (cpu_us, wall_us): (f64, f64)| CpuRow {
