@@ -414,6 +414,7 @@ def contention_section(rows: list[Row], goals: Goals, plots: Path) -> str:
         ax.grid(alpha=0.3)
     fig.tight_layout()
     save(fig, plots / "handoff-latency.png")
+    metric_histograms([by[(w, core)] for w in workers if core and (w, core) in by], plots)
     main = table(
         [
             "waiting",
@@ -436,6 +437,35 @@ def contention_section(rows: list[Row], goals: Goals, plots: Path) -> str:
         body,
     )
     return "\n\n".join([main, *mixed])
+
+
+def metric_histograms(rows: list[Row], plots: Path) -> None:
+    """The wait and hold distributions of ddblock's Rust workers, drawn from their own metrics
+    (`ddblock.lock.wait.duration`, `ddblock.lock.hold.duration`: the buckets an OpenTelemetry
+    SDK in each worker recorded, summed), one line per worker count."""
+    rows = [r for r in rows if r.get("histograms")]
+    if not rows:
+        return
+    names = ("ddblock.lock.wait.duration", "ddblock.lock.hold.duration")
+    fig, axes = plt.subplots(1, len(names), figsize=(12, 4))
+    for ax, name in zip(axes, names):
+        for r in rows:
+            h = r["histograms"].get(name)
+            if not h:
+                continue
+            bounds, counts = h["bounds"], h["counts"]
+            labels = [f"≤{b:g}" for b in bounds] + [f">{bounds[-1]:g}"]
+            total = sum(counts) or 1
+            ax.plot(labels, [c / total for c in counts], marker="o", label=f"{r['workers']} workers")
+        ax.set_title(f"{name} (s)")
+        ax.set_xlabel("bucket (seconds)")
+        ax.set_ylabel("share of values")
+        ax.tick_params(axis="x", labelrotation=60, labelsize=7)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.suptitle("ddblock block() (Rust): waits and holds as its own metrics recorded them")
+    fig.tight_layout()
+    save(fig, plots / "metric-histograms.png")
 
 
 def local_section(rows: list[Row], goals: Goals) -> str:

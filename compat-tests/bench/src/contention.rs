@@ -16,6 +16,7 @@ use ddblock::format::item::ATTEMPT_ATTRIBUTE;
 use ddblock::Store;
 use ddblock_fault_proxy::ProxyHandle;
 use ddblock_test_support::laravel::{self, PeerEnv};
+use ddblock_test_support::metrics::Buckets;
 use serde::Serialize;
 use serde_json::json;
 
@@ -73,6 +74,10 @@ pub struct ContentionRow {
     /// The mixed run only: its Laravel and ddblock workers apart.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mixed: Option<MixedFigures>,
+    /// The Rust rows that wait with `block()`: ddblock's own wait and hold histograms, as its
+    /// metrics recorded them (OpenTelemetry SDK in each worker), summed over the workers.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub histograms: BTreeMap<String, Buckets>,
 }
 
 /// The figures of one kind of worker in the mixed run.
@@ -166,13 +171,18 @@ pub async fn run_side(
     let until = start_at + ctx.profile.contention_secs;
     proxy.reset();
     let mut mixed = None;
+    let mut histograms = BTreeMap::new();
     let per_worker: Vec<Vec<Want>> = match side {
         Side::Laravel => php_block_workers(ctx, &url, &table, workers, start_at, until).await?,
         Side::Writes => {
-            rust_workers(ctx, &url, &table, (workers, 1, "writes"), start_at, until).await?
+            rust_workers(ctx, &url, &table, (workers, 1, "writes"), start_at, until)
+                .await?
+                .0
         }
         Side::OneProcess => {
-            rust_workers(ctx, &url, &table, (1, workers, "block"), start_at, until).await?
+            rust_workers(ctx, &url, &table, (1, workers, "block"), start_at, until)
+                .await?
+                .0
         }
         Side::OneShot => {
             crate::oneshot::cli_workers(ctx, &url, &table, workers, start_at, until).await?
@@ -181,14 +191,17 @@ pub async fn run_side(
             crate::oneshot::php_workers(ctx, &url, &table, workers, start_at, until).await?
         }
         Side::Core => {
-            rust_workers(ctx, &url, &table, (workers, 1, "block"), start_at, until).await?
+            let (wants, h) =
+                rust_workers(ctx, &url, &table, (workers, 1, "block"), start_at, until).await?;
+            histograms = h;
+            wants
         }
         Side::Mixed => {
             let php = workers / 2;
             let rust = workers - php;
             let store = store_at(&ctx.dynalite, &table)?;
             let key = store.lock_key("hot").map_err(|e| e.to_string())?;
-            let (lar, ours, keys_seen) = tokio::try_join!(
+            let (lar, (ours, _), keys_seen) = tokio::try_join!(
                 php_block_workers(ctx, &url, &table, php, start_at, until),
                 rust_workers(ctx, &url, &table, (rust, 1, "block"), start_at, until),
                 keys_during(&store, until + 1.0),
@@ -213,13 +226,15 @@ pub async fn run_side(
     let stats = proxy.stats();
     let mut row = summarize(side, workers, &per_worker, &stats, until, mixed.as_ref());
     row.mixed = mixed;
+    row.histograms = histograms;
     Ok(row)
 }
 
 /// `procs` Rust peers (`ddblock-peer`, the core; Laravel 12's layout, no prefix, as `store_at`),
 /// each sent one `cycles` request with `tasks` loops: the PHP side's request, waiting by `wait`
 /// (`block`: the core's `block()`; `writes`: a conditional write per try, the lock's backoff
-/// between tries). Every loop's wants.
+/// between tries). Every loop's wants, and (waiting by `block`) ddblock's own wait and hold
+/// histograms.
 async fn rust_workers(
     ctx: &Ctx,
     url: &str,
@@ -227,7 +242,7 @@ async fn rust_workers(
     (procs, tasks, wait): (usize, usize, &str),
     start_at: f64,
     until: f64,
-) -> Result<Vec<Vec<Want>>, String> {
+) -> Result<(Vec<Vec<Want>>, BTreeMap<String, Buckets>), String> {
     let record = ctx.scratch.join(format!("{table}.rust.jsonl"));
     let mut request = block_request(&record, start_at, until);
     request["wait"] = json!(wait);
@@ -238,6 +253,7 @@ async fn rust_workers(
         ("DDB_LAYOUT", "laravel12".to_owned()),
         ("DDB_PREFIX", String::new()),
     ];
+    request["metrics"] = json!(wait == "block");
     let mut children = Vec::new();
     for _ in 0..procs {
         let (peer, env, request) = (ctx.peer.clone(), env.clone(), request.clone());
@@ -245,10 +261,21 @@ async fn rust_workers(
             rust_peer(&peer, &env, &request, "Rust contention worker").await
         }));
     }
+    let mut histograms: BTreeMap<String, Buckets> = BTreeMap::new();
     for c in children {
-        c.await.map_err(|e| e.to_string())??;
+        let answer = c.await.map_err(|e| e.to_string())??;
+        let theirs: BTreeMap<String, Buckets> =
+            serde_json::from_value(answer["histograms"].clone()).unwrap_or_default();
+        for (name, b) in theirs {
+            let sum = histograms.entry(name).or_default();
+            sum.counts.resize(b.counts.len(), 0);
+            for (total, n) in sum.counts.iter_mut().zip(&b.counts) {
+                *total += n;
+            }
+            sum.bounds = b.bounds;
+        }
     }
-    wants_by_worker(&record)
+    Ok((wants_by_worker(&record)?, histograms))
 }
 
 /// Scans `store`'s table every 250 ms until `until` (straight to the server, not through the
@@ -419,6 +446,7 @@ fn summarize(
         max_min_ratio,
         jain,
         mixed: None,
+        histograms: BTreeMap::new(),
     }
 }
 

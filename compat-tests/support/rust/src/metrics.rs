@@ -65,23 +65,36 @@ pub fn install() -> &'static Metrics {
 }
 
 impl Metrics {
-    /// The bucket boundaries of histogram `metric`'s first point (empty when it has none).
+    /// The bucket boundaries of histogram `metric` (empty when it has no point).
     pub fn bounds(&self, metric: &str) -> Vec<f64> {
+        self.histograms()
+            .remove(metric)
+            .map(|h| h.bounds)
+            .unwrap_or_default()
+    }
+
+    /// Every histogram, its points' buckets summed over their attributes.
+    pub fn histograms(&self) -> BTreeMap<String, Buckets> {
         self.exporter.reset();
         self.provider.force_flush().expect("the SDK exports");
         let exported = self.exporter.get_finished_metrics().expect("an export");
-        let metrics = exported
-            .iter()
-            .flat_map(|r| r.scope_metrics())
-            .flat_map(|s| s.metrics());
-        for m in metrics.filter(|m| m.name() == metric) {
+        let mut out = BTreeMap::new();
+        let Some(last) = exported.last() else {
+            return out;
+        };
+        for m in last.scope_metrics().flat_map(|s| s.metrics()) {
             if let AggregatedMetrics::F64(MetricData::Histogram(h)) = m.data() {
-                if let Some(p) = h.data_points().next() {
-                    return p.bounds().collect();
+                for p in h.data_points() {
+                    let sum: &mut Buckets = out.entry(m.name().to_owned()).or_default();
+                    sum.bounds = p.bounds().collect();
+                    sum.counts.resize(sum.bounds.len() + 1, 0);
+                    for (total, n) in sum.counts.iter_mut().zip(p.bucket_counts()) {
+                        *total += n;
+                    }
                 }
             }
         }
-        Vec::new()
+        out
     }
 
     /// What the listener heard of table `table`, counted as [`Metrics::counts`] counts.
@@ -141,6 +154,16 @@ impl Metrics {
         }
         out
     }
+}
+
+/// A histogram's buckets: `counts[i]` values at most `bounds[i]` (and above the bound before);
+/// the last, above every bound.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct Buckets {
+    /// The upper bounds.
+    pub bounds: Vec<f64>,
+    /// One count per bucket, one more than the bounds.
+    pub counts: Vec<u64>,
 }
 
 /// `counts[metric][outcome]`, 0 when absent.

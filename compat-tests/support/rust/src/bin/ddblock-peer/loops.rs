@@ -120,6 +120,10 @@ pub async fn cycles(s: &Store, req: &Req) -> Result<Fields, Failure> {
         seed: req.opt_int("seed")?,
         tag_task: req.opt_int("tasks")?.is_some(),
     });
+    // `metrics`: ddblock's own, through the OpenTelemetry SDK; the answer has its histograms.
+    let metrics = req
+        .flag("metrics")?
+        .then(ddblock_test_support::metrics::install);
     let tasks = req.count_or("tasks", 1)?.max(1);
     let out = Arc::new(Mutex::new(Records::open(req.str("record")?)?));
     if let Some(start_at) = req.opt_num("start_at")? {
@@ -144,9 +148,10 @@ pub async fn cycles(s: &Store, req: &Req) -> Result<Fields, Failure> {
         sum.release_false += c.release_false;
         sum.errors += c.errors;
     }
+    let histograms = metrics.map(|m| m.histograms());
     Ok(fields(json!({
         "cycles": sum.cycles, "acquired": sum.acquired, "released": sum.released,
-        "release_false": sum.release_false, "errors": sum.errors,
+        "release_false": sum.release_false, "errors": sum.errors, "histograms": histograms,
     })))
 }
 
