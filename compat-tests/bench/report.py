@@ -17,56 +17,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
+from report_kit import Goals, Row, f, plt, save, table
 
 BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
-Row = dict[str, Any]
-
-
-def table(head: list[str], rows: list[list[Any]], align: str = "") -> str:
-    """A markdown table; `align` has one letter per column (l or r; default: first l, rest r)."""
-    align = align or "l" + "r" * (len(head) - 1)
-    sep = ["---" if a == "l" else "---:" for a in align]
-    lines = ["| " + " | ".join(head) + " |", "| " + " | ".join(sep) + " |"]
-    lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
-    return "\n".join(lines)
-
-
-def save(fig: Any, path: Path) -> None:
-    """Writes a plot and closes it."""
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
-def f(x: float, digits: int = 2) -> str:
-    return f"{x:.{digits}f}"
-
-
-class Goals:
-    """The summary: one line per goal."""
-
-    def __init__(self) -> None:
-        self.rows: list[list[str]] = []
-
-    def add(self, figure: str, what: str, measured: str, goal: str, met: bool | None) -> None:
-        verdict = "n/a" if met is None else ("met" if met else "MISSED")
-        self.rows.append([figure, what, measured, goal, verdict])
-
-    def markdown(self) -> str:
-        return table(["figure", "what", "measured", "goal", ""], self.rows, "lllll")
-
-    def text(self) -> str:
-        widths = [
-            max(len(r[i]) for r in self.rows + [["figure", "what", "measured", "goal", ""]])
-            for i in range(5)
-        ]
-        out = []
-        for r in [["figure", "what", "measured", "goal", ""]] + self.rows:
-            out.append("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
-        return "\n".join(out)
 
 
 def requests_section(rows: list[Row], goals: Goals) -> str:
@@ -456,7 +409,9 @@ def metric_histograms(rows: list[Row], plots: Path) -> None:
             bounds, counts = h["bounds"], h["counts"]
             labels = [f"≤{b:g}" for b in bounds] + [f">{bounds[-1]:g}"]
             total = sum(counts) or 1
-            ax.plot(labels, [c / total for c in counts], marker="o", label=f"{r['workers']} workers")
+            ax.plot(
+                labels, [c / total for c in counts], marker="o", label=f"{r['workers']} workers"
+            )
         ax.set_title(f"{name} (s)")
         ax.set_xlabel("bucket (seconds)")
         ax.set_ylabel("share of values")
