@@ -50,6 +50,8 @@ export interface StoreOptions {
   bucket?: string
   /** How a lock in the table is released: deleted, or expired with its fencing token kept (docs/semantics.md#release-modes). Default: `delete`. Environment: `DDBLOCK_RELEASE_MODE`. */
   releaseMode?: string
+  /** Whether warnings and debug events name the lock, key or event id they are about; `hide` for a table whose keys are secret (they say `<hidden>`; metrics and spans never name one) (docs/observability.md). Default: `show`. Environment: `DDBLOCK_LOG_NAMES`. */
+  logNames?: string
 }
 // settings: end
 

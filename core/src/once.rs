@@ -38,6 +38,8 @@ pub struct Once {
 
 struct OnceSpec {
     event_id: String,
+    /// The event id as warnings and debug events say it ([`crate::StoreConfig::logged`]).
+    logged: String,
     key: String,
     claim_ttl: i64,
     done_ttl: i64,
@@ -114,6 +116,7 @@ impl Store {
             store: self.clone(),
             spec: Arc::new(OnceSpec {
                 event_id: event_id.to_owned(),
+                logged: self.config().logged(event_id).to_owned(),
                 key: self.cache_key(event_id)?,
                 claim_ttl: once_ttl("claim", claim_ttl_secs)?,
                 done_ttl: DEFAULT_DONE_TTL_SECS,
@@ -130,6 +133,7 @@ impl Once {
             store: self.store.clone(),
             spec: Arc::new(OnceSpec {
                 event_id: s.event_id.clone(),
+                logged: s.logged.clone(),
                 key: s.key.clone(),
                 claim_ttl: s.claim_ttl,
                 done_ttl: once_ttl("done", secs)?,
@@ -184,7 +188,7 @@ impl Once {
                 ClaimAdd::Applied(item) => {
                     let status = item.status(self.store.now());
                     if matches!(status.state, OnceState::InProgress | OnceState::Done) {
-                        tracing::debug!(event = %self.spec.event_id, state = %status.state, "skipped");
+                        tracing::debug!(event = %self.spec.logged, state = %status.state, "skipped");
                         return Ok(ClaimOutcome::Skipped(status));
                     }
                     continue; // expired between the server's check and ours: try again
@@ -228,7 +232,7 @@ impl Once {
         expires_at: i64,
         recovered: bool,
     ) -> ClaimOutcome {
-        tracing::debug!(event = %self.spec.event_id, recovered, "claimed");
+        tracing::debug!(event = %self.spec.logged, recovered, "claimed");
         ClaimOutcome::Claimed(Claim {
             once: self.clone(),
             token,
@@ -279,7 +283,7 @@ impl Once {
             }
             Err(e) => {
                 if let Err(gb) = claim.finish(false).await {
-                    tracing::warn!(name: "ddblock.once.give_back_failed", event = %self.spec.event_id, error = %gb,
+                    tracing::warn!(name: "ddblock.once.give_back_failed", event = %self.spec.logged, error = %gb,
                         "could not give the claim back after the work failed; it frees itself at its expiry");
                 }
                 Err(e)
@@ -314,7 +318,7 @@ impl Claim {
             return self.done().await;
         }
         if !self.give_back().await? {
-            tracing::debug!(event = %self.event_id(), "the claim was no longer ours to give back");
+            tracing::debug!(event = %self.once.spec.logged, "the claim was no longer ours to give back");
         }
         Ok(())
     }
@@ -330,7 +334,7 @@ impl Claim {
             .mark_done(&s.key, &self.token, now, expires_at)
             .await?
         {
-            tracing::debug!(event = %s.event_id, "done");
+            tracing::debug!(event = %s.logged, "done");
             return Ok(());
         }
         Err(Error::Conflict {

@@ -178,7 +178,7 @@ pub const INSTRUMENTS: &[Instrument] = &[
         name: "ddblock.lock.cleanup_failed",
         kind: Kind::Warning,
         unit: "",
-        attributes: &["lock or key", "error"],
+        attributes: &["lock", "error"],
         meaning: "A cancelled acquire's clean-up, or a dropped guard's release, failed: the lock \
                   stays until its ttl.",
     },

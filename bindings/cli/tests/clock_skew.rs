@@ -363,6 +363,18 @@ fn doctor_measures_a_clock_past_the_margin(server: Server) {
         .to_owned();
     assert!(err.contains("ddblock: debug: acquired lock="), "{err}");
     assert!(!err.contains(&owner), "no owner in the events: {err}");
+
+    // `--log-names hide` (DDBLOCK_LOG_NAMES=hide): the events say `<hidden>`, never the name.
+    let secret = unique("secret-customer");
+    let args = ["--log-names", "hide", "acquire", &secret, "--ttl", "5"];
+    let out = ddblock(&ctx, None, &args)
+        .env("DDBLOCK_LOG", "debug")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("acquired lock=<hidden>"), "{err}");
+    assert!(!err.contains(&secret), "no lock name in the events: {err}");
 }
 
 on_servers!(

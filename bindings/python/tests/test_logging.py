@@ -26,7 +26,7 @@ SCRIPT = textwrap.dedent(
 
     logging.getLogger("ddblock").addHandler(Keep())
     logging.getLogger("ddblock").setLevel(logging.DEBUG)
-    store = ddblock.Store(sys.argv[2], endpoint_url=sys.argv[1])
+    store = ddblock.Store(sys.argv[2], endpoint_url=sys.argv[1], log_names=sys.argv[3])
     lock = store.lock("clock-check", 10)
     assert lock.acquire()
     assert lock.release()
@@ -35,8 +35,10 @@ SCRIPT = textwrap.dedent(
 )
 
 
-def _records(endpoint: str, table: str, skew: str | None) -> list[list[str]]:
-    command = [sys.executable, "-c", SCRIPT, endpoint, table]
+def _records(
+    endpoint: str, table: str, skew: str | None, names: str = "show"
+) -> list[list[str]]:
+    command = [sys.executable, "-c", SCRIPT, endpoint, table, names]
     if skew is not None:
         # DONT_FAKE_MONOTONIC: tokio's timers keep the real monotonic clock (as in the CLI tests).
         command = ["faketime", "-f", skew, *command]
@@ -66,6 +68,14 @@ def test_a_clock_in_sync_logs_no_warning_and_the_debug_events_flow(
     messages = [r[2] for r in records if r[1] == "DEBUG"]
     assert any(m.startswith("acquired") for m in messages), records
     assert any(m.startswith("released") for m in messages), records
+
+
+def test_lock_names_can_be_kept_out_of_the_logs(endpoint: str, table: str) -> None:
+    shown = _records(endpoint, table, None)
+    assert any("clock-check" in r[2] for r in shown), shown
+    hidden = _records(endpoint, table, None, names="hide")
+    assert hidden and not any("clock-check" in r[2] for r in hidden), hidden
+    assert any("<hidden>" in r[2] for r in hidden), hidden
 
 
 def test_refresh_logging_is_callable() -> None:

@@ -74,6 +74,10 @@ impl StoreConfigBuilder {
         /// overwrite`) instead of a conditional delete: for servers that ignore `If-Match` on
         /// DeleteObject (a server that refuses it gets the overwrite anyway).
         s3_release_by_overwrite(yes: bool) => s3_release_by_overwrite = yes;
+        /// Whether warnings and debug events name the lock, key or event id they are about
+        /// (`DDBLOCK_LOG_NAMES=hide`: false, for tables whose keys are secret; they then say
+        /// `<hidden>`). Metrics and spans never name one.
+        log_names(yes: bool) => log_names = yes;
         /// How a lock in the DynamoDB table is released (`DDBLOCK_RELEASE_MODE`): `Delete` (the
         /// default) or `KeepFence`, which expires the item and keeps its fencing token.
         release_mode(mode: ReleaseMode) => release_mode = mode;

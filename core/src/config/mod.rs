@@ -181,6 +181,7 @@ pub struct StoreConfig {
     pub(crate) s3_bucket: Option<String>,
     pub(crate) s3_release_by_overwrite: bool,
     pub(crate) release_mode: ReleaseMode,
+    pub(crate) log_names: bool,
 }
 
 impl fmt::Debug for StoreConfig {
@@ -226,6 +227,7 @@ impl StoreConfig {
                 s3_bucket: None,
                 s3_release_by_overwrite: false,
                 release_mode: ReleaseMode::Delete,
+                log_names: true,
             },
         }
     }
@@ -359,6 +361,15 @@ impl StoreConfig {
     /// Where locks are kept.
     pub fn lock_backend(&self) -> LockBackendKind {
         self.lock_backend
+    }
+    /// `name` as warnings and debug events say it: itself, or `<hidden>` when names are not logged
+    /// ([`StoreConfigBuilder::log_names`]).
+    pub fn logged<'a>(&self, name: &'a str) -> &'a str {
+        if self.log_names {
+            name
+        } else {
+            "<hidden>"
+        }
     }
     /// Where locks live: the S3 bucket with the `s3` backend, else the table (what metrics and
     /// spans call `db.collection.name`).

@@ -89,6 +89,7 @@ pub enum Key {
     Bucket,
     S3Release,
     ReleaseMode,
+    LogNames,
     WorkerThreads,
 }
 
@@ -347,6 +348,19 @@ pub const SETTINGS: &[Setting] = &[
               ([semantics](semantics.md#release-modes))",
     },
     Setting {
+        key: Key::LogNames,
+        rust: Some("log_names"),
+        python: Some("log_names"),
+        node: Some("logNames"),
+        cli: Some("log-names"),
+        env: Some("DDBLOCK_LOG_NAMES"),
+        unit: Unit::Choice(&["show", "hide"]),
+        default: All("`show`"),
+        doc: "whether warnings and debug events name the lock, key or event id they are about; \
+              `hide` for a table whose keys are secret (they say `<hidden>`; metrics and spans \
+              never name one) ([observability](observability.md))",
+    },
+    Setting {
         key: Key::WorkerThreads,
         rust: None,
         python: None,
@@ -438,6 +452,15 @@ impl Setting {
             Key::Backend => b.lock_backend(text(value)?.parse()?),
             Key::Bucket => b.s3_bucket(text(value)?),
             Key::ReleaseMode => b.release_mode(text(value)?.parse()?),
+            Key::LogNames => match text(value)?.trim() {
+                "show" => b.log_names(true),
+                "hide" => b.log_names(false),
+                other => {
+                    return Err(Error::Config(format!(
+                        "{name} must be show (the default) or hide, got {other:?}"
+                    )))
+                }
+            },
             Key::S3Release => match text(value)?.trim() {
                 "delete" => b.s3_release_by_overwrite(false),
                 "overwrite" => b.s3_release_by_overwrite(true),

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::backend::{Attempt, LockBackend, Take};
-use super::{random_owner, AcquireOutcome, Lock};
+use super::{random_owner, AcquireOutcome, Lock, LockSpec};
 use crate::error::{Error, Result};
 use crate::format::item;
 use crate::holder::{Holder, StoredValue};
@@ -44,7 +44,7 @@ impl Lock {
             None => (random_owner(), None),
         };
         let margin = i64::try_from(s.margin.as_secs()).unwrap_or(i64::MAX);
-        let mut guard = AttemptGuard::new(self.backend.clone(), &s.key, &s.stored_owner, &attempt);
+        let mut guard = AttemptGuard::new(self.backend.clone(), s, &attempt);
         let mut last_holder: Option<Holder> = None;
         let mut unknown: Option<Error> = None;
         let mut writes = 0u32;
@@ -84,7 +84,7 @@ impl Lock {
                 Ok(Attempt::Written { fence }) => {
                     guard.disarm();
                     self.record_lease(sent, s.ttl_secs, fence);
-                    tracing::debug!(lock = %s.name, expires_at, "acquired");
+                    tracing::debug!(lock = %s.logged, expires_at, "acquired");
                     return Ok(AcquireOutcome::Acquired {
                         expires_at,
                         recovered: false,
@@ -102,7 +102,7 @@ impl Lock {
                             guard.disarm();
                             let ttl_left = e - now;
                             self.record_lease(Instant::now(), ttl_left, holder.fence);
-                            tracing::debug!(lock = %s.name, expires_at = e, "acquired (recovered this attempt's earlier write)");
+                            tracing::debug!(lock = %s.logged, expires_at = e, "acquired (recovered this attempt's earlier write)");
                             return Ok(AcquireOutcome::Acquired {
                                 expires_at: e,
                                 recovered: true,
@@ -119,14 +119,14 @@ impl Lock {
                         .is_some_and(|e| e < self.backend.now().saturating_sub(margin));
                     if !expired_between {
                         guard.disarm();
-                        tracing::debug!(lock = %s.name, holder = %holder, "held");
+                        tracing::debug!(lock = %s.logged, holder = %holder, "held");
                         return Ok(AcquireOutcome::Held(holder));
                     }
                     last_holder = Some(holder);
                 }
                 Ok(Attempt::Vanished) => {}
                 Err(e) if e.may_have_committed() => {
-                    tracing::debug!(lock = %s.name, error = %e, "acquire outcome unknown; sending again");
+                    tracing::debug!(lock = %s.logged, error = %e, "acquire outcome unknown; sending again");
                     unknown = Some(e);
                     let more = match deadline {
                         Some(d) => Instant::now() + pause < d,
@@ -145,7 +145,7 @@ impl Lock {
                     if deadline.is_some_and(|d| Instant::now() + wait >= d) {
                         break Some(e);
                     }
-                    tracing::debug!(lock = %s.name, error = %e, "acquire refused; trying again");
+                    tracing::debug!(lock = %s.logged, error = %e, "acquire refused; trying again");
                     tokio::time::sleep(wait).await;
                     refused_pause = (refused_pause * 2).min(Duration::from_secs(1));
                     writes -= 1; // not a write that reached the item
@@ -187,7 +187,7 @@ impl Lock {
             fence: None,
             since_ms: None,
         });
-        tracing::debug!(lock = %s.name, holder = %holder, "held (the lock kept changing hands)");
+        tracing::debug!(lock = %s.logged, holder = %holder, "held (the lock kept changing hands)");
         Ok(AcquireOutcome::Held(holder))
     }
 }
@@ -218,6 +218,8 @@ fn fence_base() -> u64 {
 struct AttemptGuard {
     backend: Arc<dyn LockBackend>,
     key: String,
+    /// The lock's name as warnings say it.
+    logged: String,
     owner: StoredValue,
     attempt: String,
     armed: bool,
@@ -226,11 +228,12 @@ struct AttemptGuard {
 }
 
 impl AttemptGuard {
-    fn new(backend: Arc<dyn LockBackend>, key: &str, owner: &StoredValue, attempt: &str) -> Self {
+    fn new(backend: Arc<dyn LockBackend>, s: &LockSpec, attempt: &str) -> Self {
         AttemptGuard {
             backend,
-            key: key.to_owned(),
-            owner: owner.clone(),
+            key: s.key.clone(),
+            logged: s.logged.clone(),
+            owner: s.stored_owner.clone(),
             attempt: attempt.to_owned(),
             armed: false,
             latest_expiry: i64::MIN,
@@ -284,9 +287,10 @@ impl Drop for AttemptGuard {
             return;
         }
         // Dropped mid-flight: the caller was cancelled while a write may have landed.
-        let (backend, key, owner, attempt) = (
+        let (backend, key, logged, owner, attempt) = (
             self.backend.clone(),
             std::mem::take(&mut self.key),
+            std::mem::take(&mut self.logged),
             self.owner.clone(),
             std::mem::take(&mut self.attempt),
         );
@@ -294,12 +298,12 @@ impl Drop for AttemptGuard {
             Ok(handle) => {
                 handle.spawn(async move {
                     if let Err(e) = backend.delete_attempt(&key, &owner, &attempt).await {
-                        tracing::warn!(name: "ddblock.lock.cleanup_failed", key = %key, error = %e, "clean-up of a cancelled acquire failed; the lock expires at its ttl");
+                        tracing::warn!(name: "ddblock.lock.cleanup_failed", lock = %logged, error = %e, "clean-up of a cancelled acquire failed; the lock expires at its ttl");
                     }
                 });
             }
             Err(_) => {
-                tracing::warn!(name: "ddblock.lock.cleanup_failed", key = %key, "acquire cancelled outside a tokio runtime; a write that landed stays until its ttl")
+                tracing::warn!(name: "ddblock.lock.cleanup_failed", lock = %logged, "acquire cancelled outside a tokio runtime; a write that landed stays until its ttl")
             }
         }
     }

@@ -44,7 +44,7 @@ impl Lock {
         let task = tokio::spawn(async move {
             let reason = beat(&lock, interval).await;
             crate::telemetry::lease_lost(&lock.spec.place);
-            tracing::warn!(name: "ddblock.lock.lease_lost", lock = %lock.name(), reason = %reason, "lease lost");
+            tracing::warn!(name: "ddblock.lock.lease_lost", lock = %lock.logged_name(), reason = %reason, "lease lost");
             let _ = tx.send(Some(reason));
         });
         Heartbeat {
@@ -78,7 +78,7 @@ async fn beat(lock: &Lock, interval: Duration) -> String {
                     .into()
             }
             Err(e) => {
-                tracing::debug!(lock = %lock.name(), error = %e, "refresh failed; retrying");
+                tracing::debug!(lock = %lock.logged_name(), error = %e, "refresh failed; retrying");
                 wait = (interval / 4).max(MIN_INTERVAL);
             }
         }
@@ -364,6 +364,7 @@ impl Held {
             None => None,
         };
         let name = guard.lock().name().to_owned();
+        let logged = guard.lock().logged_name().to_owned();
         let released = guard.release().await;
         if let Some(reason) = lost {
             return Err(Error::LeaseLost { name, reason });
@@ -372,7 +373,7 @@ impl Held {
             Err(e) => return Err(e),
             Ok(found) if within => {
                 if found != ReleaseOutcome::Released {
-                    tracing::debug!(lock = %name, found = ?found, "released: the body ended within its lease; the release found the lock no longer ours (a resend after a lost answer)");
+                    tracing::debug!(lock = %logged, found = ?found, "released: the body ended within its lease; the release found the lock no longer ours (a resend after a lost answer)");
                 }
                 return Ok(());
             }

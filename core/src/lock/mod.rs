@@ -89,6 +89,8 @@ impl ReleaseOutcome {
 /// A lock's name, key, owner and ttl, checked once (no request, no connection).
 struct LockSpec {
     name: String,
+    /// The name as warnings and debug events say it ([`StoreConfig::logged`]).
+    logged: String,
     key: String,
     /// The key's identity across handles and stores of this process (endpoint, region, table,
     /// bucket, key): what its local waiters share.
@@ -126,6 +128,7 @@ impl LockSpec {
         .into();
         Ok(LockSpec {
             name: name.to_owned(),
+            logged: cfg.logged(name).to_owned(),
             key,
             wait_key,
             owner,
@@ -225,6 +228,10 @@ impl Lock {
     pub fn name(&self) -> &str {
         &self.spec.name
     }
+    /// The name as warnings and debug events say it ([`StoreConfig::logged`]).
+    pub(crate) fn logged_name(&self) -> &str {
+        &self.spec.logged
+    }
     /// The table key (prefix and layout applied).
     pub fn key(&self) -> &str {
         &self.spec.key
@@ -316,13 +323,13 @@ impl Lock {
         match &out {
             ReleaseOutcome::Released => {
                 waiters::released(&s.wait_key, Some(sent.elapsed()));
-                tracing::debug!(lock = %s.name, "released")
+                tracing::debug!(lock = %s.logged, "released")
             }
             ReleaseOutcome::NotHeld => {
-                tracing::debug!(lock = %s.name, "not released: no live lock item")
+                tracing::debug!(lock = %s.logged, "not released: no live lock item")
             }
             ReleaseOutcome::HeldByOther(h) => {
-                tracing::debug!(lock = %s.name, holder = %h, "not released: held by another owner")
+                tracing::debug!(lock = %s.logged, holder = %h, "not released: held by another owner")
             }
         }
         Ok(out)

@@ -368,11 +368,11 @@ impl Drop for LockGuard {
             if let Ok(handle) = tokio::runtime::Handle::try_current() {
                 handle.spawn(async move {
                     if let Err(e) = lock.release().await {
-                        tracing::warn!(name: "ddblock.lock.cleanup_failed", lock = %lock.name(), error = %e, "release on drop failed; the lock expires at its ttl");
+                        tracing::warn!(name: "ddblock.lock.cleanup_failed", lock = %lock.logged_name(), error = %e, "release on drop failed; the lock expires at its ttl");
                     }
                 });
             } else {
-                tracing::warn!(name: "ddblock.lock.cleanup_failed", lock = %lock.name(), "LockGuard dropped outside a tokio runtime; the lock expires at its ttl");
+                tracing::warn!(name: "ddblock.lock.cleanup_failed", lock = %lock.logged_name(), "LockGuard dropped outside a tokio runtime; the lock expires at its ttl");
             }
         }
     }

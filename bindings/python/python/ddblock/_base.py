@@ -63,6 +63,7 @@ class StoreBase:
         backend: str | None = None,
         bucket: str | None = None,
         release_mode: str | None = None,
+        log_names: str | None = None,
         # settings: end
     ) -> None:
         """A store over the settings given (docs/configuration.md has each one's meaning, unit and
