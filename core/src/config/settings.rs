@@ -452,25 +452,22 @@ impl Setting {
             Key::Backend => b.lock_backend(text(value)?.parse()?),
             Key::Bucket => b.s3_bucket(text(value)?),
             Key::ReleaseMode => b.release_mode(text(value)?.parse()?),
-            Key::LogNames => match text(value)?.trim() {
-                "show" => b.log_names(true),
-                "hide" => b.log_names(false),
-                other => {
-                    return Err(Error::Config(format!(
-                        "{name} must be show (the default) or hide, got {other:?}"
-                    )))
-                }
-            },
-            Key::S3Release => match text(value)?.trim() {
-                "delete" => b.s3_release_by_overwrite(false),
-                "overwrite" => b.s3_release_by_overwrite(true),
-                other => {
-                    return Err(Error::Config(format!(
-                        "{name} must be delete (the default) or overwrite, got {other:?}"
-                    )))
-                }
-            },
+            Key::LogNames => b.log_names(!other_word(name, &text(value)?, ["show", "hide"])?),
+            Key::S3Release => {
+                b.s3_release_by_overwrite(other_word(name, &text(value)?, ["delete", "overwrite"])?)
+            }
         })
+    }
+}
+
+/// A choice of two words (the default first) as whether `got` is the other one.
+fn other_word(name: &str, got: &str, [default, other]: [&str; 2]) -> Result<bool> {
+    match got.trim() {
+        w if w == default => Ok(false),
+        w if w == other => Ok(true),
+        w => Err(Error::Config(format!(
+            "{name} must be {default} (the default) or {other}, got {w:?}"
+        ))),
     }
 }
 
