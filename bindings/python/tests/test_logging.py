@@ -35,9 +35,7 @@ SCRIPT = textwrap.dedent(
 )
 
 
-def _records(
-    endpoint: str, table: str, skew: str | None, names: str = "show"
-) -> list[list[str]]:
+def _records(endpoint: str, table: str, skew: str | None, names: str = "show") -> list[list[str]]:
     command = [sys.executable, "-c", SCRIPT, endpoint, table, names]
     if skew is not None:
         # DONT_FAKE_MONOTONIC: tokio's timers keep the real monotonic clock (as in the CLI tests).
