@@ -219,11 +219,11 @@ class Lock {
     const op = () => cancellable(signal, (token) => this.#n.block(timeoutMs, token))
     return Lock.tracedAcquire(this, 'block', timeoutMs > 0, op)
   }
-  release () {
-    if (!subscribed(RELEASE)) return promise(() => this.#n.release())
-    // Traced: the native release that says what it found (not_held, other_owner), as a boolean.
-    return Lock.tracedRelease(this, 'release', (outcome) => outcome, () => promise(() => this.#n.releaseOutcome()))
-      .then((outcome) => outcome === 'released')
+  /** One owner-conditioned DeleteItem: true when this call deleted our lock. */
+  async release () {
+    // The native release says what it found (`released`, `not_held`, `other_owner`).
+    const outcome = await Lock.tracedRelease(this, 'release', (o) => o, () => promise(() => this.#n.release()))
+    return outcome === 'released'
   }
   forceRelease () { return promise(() => this.#n.forceRelease()) }
   refresh (ttl) { return promise(() => this.#n.refresh(ttl)) }

@@ -103,13 +103,11 @@ export declare class NativeLock {
    * core's `Held`).
    */
   enter(timeoutMs: number, cancel?: NativeCancel | undefined | null): Promise<NativeHeld>
-  /** ONE DeleteItem conditioned on our owner: true when this call deleted our lock. */
-  release(): Promise<boolean>
   /**
-   * `release`, answering what it found: `released`, `not_held` or `other_owner` (the core's
-   * release outcomes; what a traced release reports).
+   * ONE DeleteItem conditioned on our owner, answering what it found: `released`, `not_held`
+   * or `other_owner` (the core's release outcomes: `release()`'s boolean and its span's outcome).
    */
-  releaseOutcome(): Promise<'released' | 'not_held' | 'other_owner'>
+  release(): Promise<'released' | 'not_held' | 'other_owner'>
   /** Deletes the lock whoever holds it: true when a lock item was there. */
   forceRelease(): Promise<boolean>
   /** Extends our live lock to now + `ttl` (the lock's ttl by default); false when not ours. */

@@ -152,18 +152,10 @@ impl NativeLock {
         })
     }
 
-    /// ONE DeleteItem conditioned on our owner: true when this call deleted our lock.
-    #[napi(ts_return_type = "Promise<boolean>")]
-    pub fn release<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, bool>> {
-        promise_on(env, &self.inner, |l| async move {
-            Ok(l.release().await?.is_released())
-        })
-    }
-
-    /// `release`, answering what it found: `released`, `not_held` or `other_owner` (the core's
-    /// release outcomes; what a traced release reports).
+    /// ONE DeleteItem conditioned on our owner, answering what it found: `released`, `not_held`
+    /// or `other_owner` (the core's release outcomes: `release()`'s boolean and its span's outcome).
     #[napi(ts_return_type = "Promise<'released' | 'not_held' | 'other_owner'>")]
-    pub fn release_outcome<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, String>> {
+    pub fn release<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, String>> {
         promise_on(env, &self.inner, |l| async move {
             Ok(l.release().await?.as_str().to_owned())
         })
