@@ -20,7 +20,7 @@ pub type Counts = BTreeMap<String, BTreeMap<String, u64>>;
 pub struct Metrics {
     provider: SdkMeterProvider,
     exporter: InMemoryMetricExporter,
-    heard: Arc<Mutex<Vec<(String, Counts)>>>,
+    heard: Arc<Mutex<BTreeMap<String, Counts>>>,
 }
 
 /// Installs the SDK as the global meter provider, and a [`ddblock::telemetry::Listener`] beside
@@ -33,28 +33,18 @@ pub fn install() -> &'static Metrics {
             .with_reader(PeriodicReader::builder(exporter.clone()).build())
             .build();
         opentelemetry::global::set_meter_provider(provider.clone());
-        let heard: Arc<Mutex<Vec<(String, Counts)>>> = Arc::default();
+        let heard: Arc<Mutex<BTreeMap<String, Counts>>> = Arc::default();
         let into = heard.clone();
         ddblock::telemetry::listen(Some(Arc::new(move |m| {
             let on = |k: &str| m.attributes.iter().find(|(n, _)| *n == k).map(|(_, v)| *v);
             let table = on("db.collection.name").unwrap_or_default().to_owned();
-            let outcome = m
-                .attributes
-                .iter()
-                .filter(|(k, _)| k.ends_with("outcome") || *k == "ddblock.lock.cleanup")
-                .map(|(_, v)| *v)
-                .collect::<Vec<_>>()
-                .join(",");
+            let outcome = outcome_of(m.attributes.iter().map(|(k, v)| (*k, v.to_string())));
             let mut heard = into.lock().unwrap();
-            let at = match heard.iter().position(|(t, _)| *t == table) {
-                Some(i) => i,
-                None => {
-                    heard.push((table, Counts::new()));
-                    heard.len() - 1
-                }
-            };
-            let by = heard[at].1.entry(m.name.to_owned()).or_default();
-            *by.entry(outcome).or_default() += 1;
+            let by = heard.entry(table).or_default();
+            *by.entry(m.name.to_owned())
+                .or_default()
+                .entry(outcome)
+                .or_default() += 1;
         })));
         Metrics {
             provider,
@@ -100,11 +90,7 @@ impl Metrics {
     /// What the listener heard of table `table`, counted as [`Metrics::counts`] counts.
     pub fn heard(&self, table: &str) -> Counts {
         let heard = self.heard.lock().unwrap();
-        heard
-            .iter()
-            .find(|(t, _)| t == table)
-            .map(|(_, c)| c.clone())
-            .unwrap_or_default()
+        heard.get(table).cloned().unwrap_or_default()
     }
 
     /// Everything recorded so far, of table `table` only when given.
@@ -125,15 +111,11 @@ impl Metrics {
                     }) {
                         return;
                     }
-                    let outcome = attrs
-                        .iter()
-                        .filter(|kv| {
-                            let k = kv.key.as_str();
-                            k.ends_with("outcome") || k == "ddblock.lock.cleanup"
-                        })
-                        .map(|kv| kv.value.to_string())
-                        .collect::<Vec<_>>()
-                        .join(",");
+                    let outcome = outcome_of(
+                        attrs
+                            .iter()
+                            .map(|kv| (kv.key.as_str(), kv.value.to_string())),
+                    );
                     let by = out.entry(metric.name().to_owned()).or_default();
                     *by.entry(outcome).or_default() += n;
                 };
@@ -164,6 +146,16 @@ pub struct Buckets {
     pub bounds: Vec<f64>,
     /// One count per bucket, one more than the bounds.
     pub counts: Vec<u64>,
+}
+
+/// What a point is counted by: its outcome attributes (`ddblock.lock.outcome`,
+/// `ddblock.lock.release_outcome`, `ddblock.lock.cleanup`, ...) joined by commas; `""` for none.
+fn outcome_of<'a>(attributes: impl Iterator<Item = (&'a str, String)>) -> String {
+    attributes
+        .filter(|(k, _)| k.ends_with("outcome") || *k == "ddblock.lock.cleanup")
+        .map(|(_, v)| v)
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// `counts[metric][outcome]`, 0 when absent.
