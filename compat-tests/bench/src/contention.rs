@@ -267,12 +267,7 @@ async fn rust_workers(
         let theirs: BTreeMap<String, Buckets> =
             serde_json::from_value(answer["histograms"].clone()).unwrap_or_default();
         for (name, b) in theirs {
-            let sum = histograms.entry(name).or_default();
-            sum.counts.resize(b.counts.len(), 0);
-            for (total, n) in sum.counts.iter_mut().zip(&b.counts) {
-                *total += n;
-            }
-            sum.bounds = b.bounds;
+            histograms.entry(name).or_default().add(b.bounds, b.counts);
         }
     }
     Ok((wants_by_worker(&record)?, histograms))

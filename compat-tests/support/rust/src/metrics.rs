@@ -76,11 +76,7 @@ impl Metrics {
             if let AggregatedMetrics::F64(MetricData::Histogram(h)) = m.data() {
                 for p in h.data_points() {
                     let sum: &mut Buckets = out.entry(m.name().to_owned()).or_default();
-                    sum.bounds = p.bounds().collect();
-                    sum.counts.resize(sum.bounds.len() + 1, 0);
-                    for (total, n) in sum.counts.iter_mut().zip(p.bucket_counts()) {
-                        *total += n;
-                    }
+                    sum.add(p.bounds().collect(), p.bucket_counts());
                 }
             }
         }
@@ -146,6 +142,17 @@ pub struct Buckets {
     pub bounds: Vec<f64>,
     /// One count per bucket, one more than the bounds.
     pub counts: Vec<u64>,
+}
+
+impl Buckets {
+    /// Adds `counts` (one per bucket of `bounds`, and one above them) to these.
+    pub fn add(&mut self, bounds: Vec<f64>, counts: impl IntoIterator<Item = u64>) {
+        self.counts.resize(bounds.len() + 1, 0);
+        self.bounds = bounds;
+        for (total, n) in self.counts.iter_mut().zip(counts) {
+            *total += n;
+        }
+    }
 }
 
 /// What a point is counted by: its outcome attributes (`ddblock.lock.outcome`,
