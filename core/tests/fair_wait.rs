@@ -16,6 +16,10 @@ use ddblock_test_support::on_servers;
 
 const HOLD: Duration = Duration::from_millis(50);
 const THINK: Duration = Duration::from_millis(50);
+/// The most holds of a busy process that may begin during one wait of a lone process beside it:
+/// two of its runs (fair.rs `run_budget`, 1 s) of `HOLD`s, so one window the lone process
+/// missed is allowed, two are not.
+const MAX_OVERTAKEN: usize = 2 * 1_000 / 50;
 
 /// `n` processes' stores on `f`'s table, each through its own proxy with `faults`.
 async fn processes(f: &FaultyTable, n: usize, faults: &FaultConfig) -> Vec<(Store, FaultyServer)> {
@@ -41,31 +45,34 @@ async fn processes(f: &FaultyTable, n: usize, faults: &FaultConfig) -> Vec<(Stor
 async fn contend(procs: &[(Store, FaultyServer)], run: Duration) -> Vec<usize> {
     let tasks = vec![1; procs.len()];
     let per = contend_with_tasks(procs, &tasks, run).await;
-    per.into_iter().map(|(got, _)| got).collect()
+    per.into_iter().map(|c| c.got).collect()
 }
 
 /// [`contend`] with `tasks[i]` waiters (tasks) in process `i`: per process, its tasks'
-/// acquisitions together and the longest wait of any of them (a wait the run ended counts until
-/// then).
+/// acquisitions together, the longest wait of any of them (a wait the run ended counts until
+/// then), and the most holds of other processes that began during one of its waits (how often
+/// it was overtaken: a count of turns, which a slow server does not inflate as it does waits).
 async fn contend_with_tasks(
     procs: &[(Store, FaultyServer)],
     tasks_per_process: &[usize],
     run: Duration,
-) -> Vec<(usize, Duration)> {
-    let holds: Arc<Mutex<Vec<(Instant, Instant)>>> = Arc::default();
+) -> Vec<Contended> {
+    // Every hold (from, to, process) and every wait (from, to, process).
+    let holds: Arc<Mutex<Vec<(Instant, Instant, usize)>>> = Arc::default();
+    let waits: Arc<Mutex<Vec<(Instant, Instant, usize)>>> = Arc::default();
     let until = Instant::now() + run;
     let mut tasks = Vec::new();
     let stores = procs.iter().zip(tasks_per_process).enumerate();
     for (i, store) in stores.flat_map(|(i, ((store, _), &n))| std::iter::repeat_n((i, store), n)) {
-        let (store, holds) = (store.clone(), holds.clone());
+        let (store, holds, waits) = (store.clone(), holds.clone(), waits.clone());
         tasks.push(tokio::spawn(async move {
-            let (mut got, mut longest) = (0, Duration::ZERO);
+            let mut got = 0;
             while Instant::now() < until {
                 let lock = store.lock("hot", 10).unwrap();
                 let left = until.saturating_duration_since(Instant::now());
                 let wanted = Instant::now();
                 let out = lock.acquire_within(Some(left)).await;
-                longest = longest.max(wanted.elapsed());
+                waits.lock().unwrap().push((wanted, Instant::now(), i));
                 match out {
                     Ok(out) if out.is_acquired() => {}
                     Ok(_) => break,
@@ -86,25 +93,43 @@ async fn contend_with_tasks(
                 if !out.is_released() {
                     eprintln!("release after a lost answer: {out:?}");
                 }
-                holds.lock().unwrap().push((from, to));
+                holds.lock().unwrap().push((from, to, i));
                 got += 1;
                 tokio::time::sleep(THINK).await;
             }
-            (i, got, longest)
+            (i, got)
         }));
     }
-    let mut per = vec![(0, Duration::ZERO); procs.len()];
+    let mut per = vec![Contended::default(); procs.len()];
     for t in tasks {
-        let (i, got, longest) = t.await.unwrap();
-        per[i].0 += got;
-        per[i].1 = per[i].1.max(longest);
+        let (i, got) = t.await.unwrap();
+        per[i].got += got;
     }
     let mut holds = holds.lock().unwrap().clone();
     holds.sort();
     for w in holds.windows(2) {
         assert!(w[0].1 <= w[1].0, "two holders at once: {w:?}");
     }
+    for &(from, to, i) in waits.lock().unwrap().iter() {
+        let overtaken = holds
+            .iter()
+            .filter(|h| h.2 != i && h.0 > from && h.0 < to)
+            .count();
+        per[i].longest_wait = per[i].longest_wait.max(to - from);
+        per[i].overtaken = per[i].overtaken.max(overtaken);
+    }
     per
+}
+
+/// What one process got in [`contend_with_tasks`].
+#[derive(Debug, Clone, Default)]
+struct Contended {
+    /// Acquisitions by its tasks together.
+    got: usize,
+    /// The longest wait of any of its tasks.
+    longest_wait: Duration,
+    /// The most holds of other processes that began during one of its waits.
+    overtaken: usize,
 }
 
 /// Jain's fairness index: 1 when every process got as many, 1/n when one got everything.
@@ -122,8 +147,25 @@ fn jain(per: &[usize]) -> f64 {
 async fn processes_take_turns(server: Server) {
     let f = FaultyTable::new(server).await;
     let procs = processes(&f, 6, &FaultConfig::default()).await;
-    let per = contend(&procs, Duration::from_secs(8)).await;
-    eprintln!("acquisitions per process: {per:?}, Jain {:.3}", jain(&per));
+    // Jain's index needs turns to judge by: about 10 each in 8 s, but on a server slowed by a
+    // loaded machine 6 or 7, where one queue jump moves it by 0.03 (moto: [7, 6, 7, 7, 10, 6],
+    // 0.966). So the run goes on, 8 s at a time (at most 3), until 60 turns were taken.
+    let mut per = vec![0; 6];
+    let mut overtaken = 0;
+    for _ in 0..3 {
+        let all = contend_with_tasks(&procs, &[1; 6], Duration::from_secs(8)).await;
+        for (p, c) in per.iter_mut().zip(&all) {
+            *p += c.got;
+            overtaken = overtaken.max(c.overtaken);
+        }
+        if per.iter().sum::<usize>() >= 60 {
+            break;
+        }
+    }
+    eprintln!(
+        "acquisitions per process: {per:?}, Jain {:.3}, overtaken at most {overtaken} times in a wait",
+        jain(&per)
+    );
     let mean = per.iter().sum::<usize>() as f64 / per.len() as f64;
     assert!(
         *per.iter().min().unwrap() as f64 >= 0.6 * mean,
@@ -143,19 +185,26 @@ async fn processes_take_turns(server: Server) {
 /// and the suite failed one run in two or three, this rule's own code of `5a92a95` included. Now
 /// the window lasts three of the last release's round trips when that is longer, a releaser's
 /// yield ends before another process's first window, and one unused window does not double the
-/// budget: 0.8 to 2.0 s in 5 runs of the whole suite (2026-11-28).
+/// budget: 0.8 to 2.0 s in 5 runs of the whole suite (2026-11-28). Still load-sensitive after
+/// that (2.54 s in one CI run): a look whose answer was read before a local release landed saw
+/// the lock held by this process's last holder after the release, took it for someone else's,
+/// and restarted the run, and a waiter whose look (not the release) found the lock free took it
+/// without the window; on a slow server both happened every few hand-overs, so no window came
+/// for 2 s (traces of every look, 2026-11-28). The bound is now a count of turns, not seconds:
+/// the busy process takes at most [`MAX_OVERTAKEN`] turns during one of the lone process's waits
+/// (7 to 17 in 9 runs of the whole suite beside three builds; its longest waits 0.6 to 1.1 s).
 async fn a_process_with_many_waiters_leaves_room_for_others(server: Server) {
     let f = FaultyTable::new(server).await;
     let procs = processes(&f, 2, &FaultConfig::default()).await;
     let per = contend_with_tasks(&procs, &[4, 1], Duration::from_secs(8)).await;
-    eprintln!("4 waiters in one process and 1 in another: (acquisitions, longest wait) {per:?}");
-    let (lone, lone_wait) = per[1];
-    assert!(lone >= 3, "the lone process starved: {per:?}");
+    eprintln!("4 waiters in one process and 1 in another: {per:?}");
+    let lone = &per[1];
+    assert!(lone.got >= 3, "the lone process starved: {per:?}");
     assert!(
-        lone_wait <= Duration::from_millis(2_500),
-        "the lone process waited long: {per:?}"
+        lone.overtaken <= MAX_OVERTAKEN,
+        "the lone process was overtaken often: {per:?}"
     );
-    assert!(per[0].0 >= 30, "the busy process starved: {per:?}");
+    assert!(per[0].got >= 30, "the busy process starved: {per:?}");
 }
 
 /// Faults do not break the turns or the one-holder rule: every process sees lost answers to its

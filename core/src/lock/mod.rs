@@ -431,7 +431,12 @@ impl Lock {
     /// Records a lease that began (its write was sent) at `sent` and ends after `ttl_secs`.
     fn record_lease(&self, sent: Instant, ttl_secs: i64, fence: Option<u64>) {
         let now = self.backend.now();
-        waiters::acquired(&self.spec.wait_key, now.saturating_add(ttl_secs), now);
+        waiters::acquired(
+            &self.spec.wait_key,
+            &self.spec.owner,
+            now.saturating_add(ttl_secs),
+            now,
+        );
         *self.state.lock().unwrap_or_else(|e| e.into_inner()) = LeaseState {
             deadline: Some(lease_deadline(sent, ttl_secs)),
             fence,

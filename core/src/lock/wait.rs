@@ -110,6 +110,21 @@ impl fmt::Display for Wait {
     }
 }
 
+/// The lock was seen free, by a release in this process or by a look: how long to leave it free
+/// before looking again (`None`: write now). When this process's handles have held it one after
+/// another past their budget, the window ([`waiters::Membership::yielded`]), so that waiters of
+/// other processes, who cannot be told of a release, can take it; whether the release woke this
+/// waiter or its look found the lock free (a look in flight across a local release: on a slow
+/// server, often) makes no difference. Otherwise, when older waiters of other processes are
+/// likely, a hold-back ([`Place::hold_back`]).
+fn on_free(queue: &waiters::Membership, place: &mut Place) -> Option<Duration> {
+    if queue.long_run() {
+        Some(queue.yielded())
+    } else {
+        place.hold_back()
+    }
+}
+
 impl Lock {
     /// Takes the lock, waiting for it as `wait` says: [`Wait::Once`] (also `None` or a zero
     /// duration) tries once (as [`Lock::acquire`]: one resend after a lost answer, no read
@@ -193,7 +208,7 @@ impl Lock {
             if write {
                 match self.acquire_by(deadline, since).await? {
                     AcquireOutcome::Held(h) if !left(deadline).is_zero() => {
-                        queue.seen_held(self.backend.now());
+                        queue.seen_held(h.owner.as_deref(), self.backend.now());
                         holder = Some(h);
                     }
                     out => return Ok(out),
@@ -224,16 +239,9 @@ impl Lock {
                         return self.timed_out(holder, since).await;
                     }
                     if released {
-                        // Freed in this process: write now, unless this process has held it
-                        // for long (then leave it free for a moment, so that waiters of other
-                        // processes can take it) or older remote waiters are likely (then hold
-                        // back); after either, look once more.
-                        let pause = if queue.long_run() {
-                            Some(queue.yielded())
-                        } else {
-                            place.hold_back()
-                        };
-                        match pause {
+                        // Freed in this process: write now, unless it should stay free a moment
+                        // (`on_free`); after that, look once more.
+                        match on_free(queue, place) {
                             None => break,
                             Some(d) => {
                                 tokio::time::sleep(d.min(left(deadline))).await;
@@ -256,11 +264,12 @@ impl Lock {
                 };
                 match seen {
                     Some(h) if !self.can_take_over(&h) => {
-                        queue.seen_held(self.backend.now());
+                        queue.seen_held(h.owner.as_deref(), self.backend.now());
                         holder = Some(h);
                     }
-                    // Free: write, unless older waiters are likely (then look again shortly).
-                    _ => match place.hold_back() {
+                    // Free: write, unless it should stay free a moment (`on_free`; then look
+                    // again).
+                    _ => match on_free(queue, place) {
                         None => break,
                         Some(d) => {
                             tokio::time::sleep(d.min(left(deadline))).await;

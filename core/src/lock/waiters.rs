@@ -9,7 +9,7 @@
 //! and `Lock` handles on the same key share it. An entry lives while someone waits on the key or a
 //! handle holds it (entries of locks left to expire unreleased are swept as the map grows).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
@@ -19,6 +19,8 @@ use super::fair::{Memory, Run, TUNING};
 
 /// Entries kept before stale ones are swept (a sweep runs when the map reaches a power of two).
 const SWEEP_FROM: usize = 64;
+/// How many of this process's last owners of a key a look tells from someone else's.
+const LOCAL_OWNERS: usize = 4;
 /// How long a key counts as contended after a waiter of this process last saw it held.
 const CONTENDED_FOR: Duration = Duration::from_secs(10);
 
@@ -32,6 +34,10 @@ struct Entry {
     held_until: Option<i64>,
     /// When a waiter of this process last saw the lock held by someone else.
     seen_held: Option<Instant>,
+    /// The owners of this process's last acquisitions, newest last: a look whose answer was
+    /// read before a local release landed shows the lock held by one of them, which is not
+    /// someone else taking it.
+    local_owners: VecDeque<String>,
     /// When a handle of this process last released the lock.
     released_at: Option<Instant>,
     /// What this process's waiters learnt of the waiting between processes (`fair.rs`).
@@ -98,11 +104,18 @@ pub(crate) fn join(key: &Arc<str>) -> Membership {
     }
 }
 
-/// A handle of this process took the lock on `key` until `expires_at` (`now` by the same clock).
-pub(crate) fn acquired(key: &Arc<str>, expires_at: i64, now: i64) {
+/// A handle of this process with `owner` took the lock on `key` until `expires_at` (`now` by the
+/// same clock).
+pub(crate) fn acquired(key: &Arc<str>, owner: &str, expires_at: i64, now: i64) {
     let mut map = registry();
     let entry = map.entry(key.clone()).or_default();
     entry.held_until = Some(expires_at);
+    if !entry.local_owners.iter().any(|o| o == owner) {
+        if entry.local_owners.len() == LOCAL_OWNERS {
+            entry.local_owners.pop_front();
+        }
+        entry.local_owners.push_back(owner.to_owned());
+    }
     entry.run.acquired();
     if map.len() >= SWEEP_FROM && map.len().is_power_of_two() {
         map.retain(|_, e| e.live(Some(now)));
@@ -157,13 +170,18 @@ impl Membership {
             .is_some_and(|until| until > now)
     }
 
-    /// A waiter saw the lock held (`now`: Unix seconds by the store's clock). Unless a handle of
-    /// this process holds it, someone else does: this process's run of holds has ended and others
-    /// want the lock, so the next run gets the first budget.
-    pub(crate) fn seen_held(&self, now: i64) {
+    /// A waiter saw the lock held by `owner` (`now`: Unix seconds by the store's clock). Unless
+    /// a handle of this process holds it or it is one of this process's last owners (an answer
+    /// read just before a local release landed), someone else does: this process's run of holds
+    /// has ended and others want the lock, so the next run gets the first budget. Without the
+    /// owners, such a stale answer, frequent when reads are slow, restarted the run every few
+    /// hand-overs, so it never left the lock free for others (`a_process_with_many_waiters_
+    /// leaves_room_for_others`: the lone process waited up to 2.5 s on a loaded machine).
+    pub(crate) fn seen_held(&self, owner: Option<&str>, now: i64) {
         if let Some(e) = registry().get_mut(&self.key) {
             e.seen_held = Some(Instant::now());
-            if e.held_until.is_none_or(|until| until <= now) {
+            let ours = owner.is_some_and(|o| e.local_owners.iter().any(|l| l == o));
+            if !ours && e.held_until.is_none_or(|until| until <= now) {
                 e.run.others_took_it();
             }
         }
