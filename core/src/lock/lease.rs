@@ -366,7 +366,11 @@ impl Held {
         };
         let name = guard.lock().name().to_owned();
         let logged = guard.lock().logged_name().to_owned();
-        let released = guard.release().await;
+        // A heartbeat that saw the loss has reported it: the release does not again.
+        let released = match guard.into_lock() {
+            Some(lock) => lock.release_reporting(lost.is_none()).await,
+            None => Ok(ReleaseOutcome::NotHeld),
+        };
         if let Some(reason) = lost {
             return Err(Error::LeaseLost { name, reason });
         }

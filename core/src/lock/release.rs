@@ -15,10 +15,16 @@ use crate::telemetry;
 impl Lock {
     /// Releases the lock if it is ours: ONE delete conditioned on the stored owner (`#value =
     /// :owner`, typed as stored). No read before the delete. [`Error::LeaseLost`] when this
-    /// handle holds a lease and the delete's first send found the lock gone or another owner's:
-    /// it vanished under its holder (a force-release, a foreign writer, a clock, a fault). When
+    /// handle holds a lease that has not run out by the local clock and the delete's first send
+    /// found the lock gone or another owner's: it vanished under its holder (a force-release, a foreign writer, a clock, a fault). When
     /// every answer was lost, one consistent read settles it (docs/semantics.md, "Releasing").
     pub async fn release(&self) -> Result<ReleaseOutcome> {
+        self.release_reporting(true).await
+    }
+
+    /// [`Lock::release`]; `report`: a lease lost at the first send is also counted and warned of
+    /// (false where a heartbeat already did).
+    pub(super) async fn release_reporting(&self, report: bool) -> Result<ReleaseOutcome> {
         let s = &*self.spec;
         let span = tracing::info_span!(
             "ddblock.lock.release",
@@ -51,12 +57,15 @@ impl Lock {
                 tracing::debug!(lock = %s.logged, holder = %h, first, "not released: held by another owner")
             }
         }
-        if !first || lease.deadline.is_none() || out.is_released() {
+        // A lease that ran out by the local clock ended as the holder knows: the outcome.
+        if !first || lease.deadline.is_none() || ran_out || out.is_released() {
             return Ok(out);
         }
-        let reason = lost_reason(&out, ran_out);
-        telemetry::lease_lost(&s.place);
-        tracing::warn!(name: "ddblock.lock.lease_lost", lock = %s.logged, reason = %reason, "lease lost");
+        let reason = lost_reason(&out);
+        if report {
+            telemetry::lease_lost(&s.place);
+            tracing::warn!(name: "ddblock.lock.lease_lost", lock = %s.logged, reason = %reason, "lease lost");
+        }
         Err(Error::LeaseLost {
             name: s.name.clone(),
             reason,
@@ -93,25 +102,17 @@ impl Lock {
     }
 }
 
-/// Why a release whose first send found `found` (not ours) means a lost lease; `ran_out`: the
-/// lease had run out by the local clock before the release.
-fn lost_reason(found: &ReleaseOutcome, ran_out: bool) -> String {
+/// Why a release whose first send, within the lease, found `found` (not ours) means a lost lease.
+fn lost_reason(found: &ReleaseOutcome) -> String {
     let found = match found {
         ReleaseOutcome::HeldByOther(h) => format!("held by {h}"),
         _ => "gone".to_owned(),
     };
-    if ran_out {
-        format!(
-            "the lease ran out, and the release's first send found the lock {found}: it expired \
-             and was removed or taken over"
-        )
-    } else {
-        format!(
-            "the release's first send found the lock {found} within our lease: it was removed \
-             or taken under its holder (a force-release, a foreign writer, a clock, a fault), so \
-             the work ran without the lock for a while"
-        )
-    }
+    format!(
+        "the release's first send found the lock {found} within our lease: it was removed or \
+         taken under its holder (a force-release, a foreign writer, a clock, a fault), so the \
+         work ran without the lock for a while"
+    )
 }
 
 /// The error of a release whose answers were lost and that a read found not landed: the lock is
