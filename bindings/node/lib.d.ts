@@ -155,6 +155,7 @@ export declare class Lock {
   acquire(options?: AcquireOptions): Promise<boolean>
   /** Laravel's `block`: the expiry (Unix seconds), or rejects with `LOCK_TIMEOUT` (or `ABORTED`). */
   block(timeoutMs: number, options?: AbortOptions): Promise<number>
+  /** Releases the lock if ours (one conditional DeleteItem): false when not; rejects with `LEASE_LOST` when this handle acquired it, within its lease, and the first send finds it gone or another owner's (docs/semantics.md#releasing-what-the-answer-means). */
   release(): Promise<boolean>
   /** Deletes the lock whoever holds it: true when a lock item was there (false: nothing to release). */
   forceRelease(): Promise<boolean>

@@ -264,6 +264,11 @@ def acquire(layout: str) -> dict:
     }
 
 
+def lost_answer(operation: str) -> dict:
+    """The faults of a release whose first answer is lost and whose SDK resends it (2 sends)."""
+    return {"sequence": {operation: ["drop"]}, "sdk_attempts": 2}
+
+
 def release(layout: str) -> dict:
     x = Ctx(layout)
 
@@ -300,6 +305,14 @@ def release(layout: str) -> dict:
         not_held("expired-other-at-now", "Another owner's lock at its expiry second (expires_at == now) "
                  "reads as expired: not held.", x.item(OTHER, NOW), x.item(OTHER, NOW)),
         not_held("missing", "No lock item (released already, force-released or swept).", None, None),
+        case("after-lost-answer", "The release's DeleteItem lands and its answer is lost "
+             "(faults.sequence: drop); the SDK's resend (faults.sdk_attempts: its retries are on) "
+             "finds no item: not_held, as any release that finds the lock gone. Not a lost lease: "
+             "only a FIRST send finding the lock gone or another owner's is one.", x,
+             x.input(OWNER, 10), x.item(OWNER, NOW + 10, ATTEMPT, 5),
+             [x.delete_owned(OWNER)] * 2 + [x.get(optional=True)], "not_held", False, None,
+             without_all_old=[x.delete_owned(OWNER)] * 2 + [x.get(optional=True)],
+             faults=lost_answer("DeleteItem")),
     ]
     c = Ctx(layout, attrs=CUSTOM_ATTRS)
     cases.append(case("custom-attributes", "Attribute names from stores.dynamodb.attributes.", c,
@@ -366,6 +379,14 @@ def release_keep_fence(layout: str) -> list:
         not_held("keep-fence-after-lost-answer", "The resend of a keep-fence release whose answer was "
                  "lost (or a second release): the item is already released, without an owner; the "
                  "condition fails, nothing changes, not held.", x.released(5), x.released(5)),
+        case("keep-fence-lost-answer", "The keep-fence release's UpdateItem lands and its answer is "
+             "lost (faults.sequence: drop); the SDK's resend (faults.sdk_attempts) finds the item "
+             "released, without an owner: not_held, the answer the delete release gives when its "
+             "resend finds the item gone (case after-lost-answer), in every implementation.", x,
+             inp(), x.item(OWNER, NOW + 10, ATTEMPT, 5),
+             [x.expire_owned(OWNER)] * 2 + [x.get(optional=True)], "not_held", False, x.released(5),
+             without_all_old=[x.expire_owned(OWNER)] * 2 + [x.get(optional=True)],
+             faults=lost_answer("UpdateItem")),
         case("keep-fence-held-by-other", "Keep-fence release when another owner holds the lock: "
              "nothing changes; the answer names the holder.", x, inp(),
              x.item(OTHER, NOW + 30, OTHER_ATTEMPT, 6), [x.expire_owned(OWNER)],

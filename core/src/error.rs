@@ -152,11 +152,9 @@ pub enum Error {
         message: String,
     },
     /// The request never got a DynamoDB answer: wrong endpoint, network down, timed out, or the
-    /// endpoint answered with something that is not DynamoDB.
-    #[error(
-        "could not reach DynamoDB at {endpoint} for {operation}: {message}; check the endpoint URL, \
-         region and network, and the connect/operation timeouts"
-    )]
+    /// endpoint answered with something that is not DynamoDB. Its text says whether the request
+    /// may have reached the server (then its outcome is unknown, unless `message` settles it).
+    #[error("{}", transport_text(operation, endpoint, message, *sent))]
     Transport {
         /// The DynamoDB operation that failed.
         operation: &'static str,
@@ -197,6 +195,20 @@ pub enum Error {
         /// What happened and what to do.
         message: String,
     },
+}
+
+fn transport_text(operation: &str, endpoint: &str, message: &str, sent: bool) -> String {
+    if sent {
+        format!(
+            "no DynamoDB answer from {endpoint} to {operation} (the request was sent): {message}; \
+             check the endpoint URL, the network and the attempt/operation timeouts"
+        )
+    } else {
+        format!(
+            "could not reach DynamoDB at {endpoint} for {operation}: {message}; check the \
+             endpoint URL, region and network, and the connect/operation timeouts"
+        )
+    }
 }
 
 fn holder_suffix(holder: &Option<Box<Holder>>) -> String {

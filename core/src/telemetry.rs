@@ -124,8 +124,9 @@ pub const INSTRUMENTS: &[Instrument] = &[
         kind: Kind::Counter,
         unit: "{lease}",
         attributes: &WHERE,
-        meaning: "A heartbeat found its lock no longer ours, or could not refresh it in time: \
-                  the body ran, or runs, without the lock. Alert on any.",
+        meaning: "A heartbeat found its lock no longer ours, or could not refresh it in time, \
+                  or a release's first send found it gone or another owner's: the body ran, or \
+                  runs, without the lock. Alert on any.",
     },
     Instrument {
         name: "ddblock.lock.unknown_outcomes",
@@ -393,7 +394,7 @@ pub(crate) fn once_claim(
     }
 }
 
-/// A heartbeat lost its lease.
+/// A heartbeat, or a release's first send, found the lease lost.
 pub(crate) fn lease_lost(at: &Place) {
     if observed() {
         measure("ddblock.lock.lease_lost", 1.0, &at.attributes());

@@ -182,7 +182,8 @@ enum Outcome {
 }
 
 /// The body of an outcome case: `Err("body")` for `raise`; `lose_lease` force-releases the lock
-/// from a second handle and waits for the heartbeat to see it.
+/// from a second handle and waits for the heartbeat to see it; `remove` force-releases it and
+/// ends at once.
 async fn body(c: &Value, store: &Store, lease: Option<ddblock::Lease>) -> Result<(), &'static str> {
     match c["body"].as_str().unwrap() {
         "ok" => Ok(()),
@@ -198,6 +199,12 @@ async fn body(c: &Value, store: &Store, lease: Option<ddblock::Lease>) -> Result
             tokio::time::timeout(Duration::from_secs(5), lease.lost())
                 .await
                 .expect("the heartbeat sees the lease lost");
+            Ok(())
+        }
+        "remove" => {
+            let lease = lease.expect("a lease");
+            let other = store.lock(lease.lock().name(), 10).unwrap();
+            assert!(other.force_release().await.unwrap(), "the lock was there");
             Ok(())
         }
         other => panic!("unknown body {other}"),

@@ -6,7 +6,8 @@
 //! and the recorded requests (operation and body, as sent), the outcome and the `after` item must
 //! be the vector's. A case with `faults` runs through the fault proxy, which forwards the
 //! operations of `answers_lost` and drops their answers, drops the requests of `requests_lost`,
-//! and gives the next requests of an operation the faults its `sequence` lists. The PHP driver
+//! and gives the next requests of an operation the faults its `sequence` lists (with the SDK's
+//! retries on where `sdk_attempts` says, as a release's resend needs). The PHP driver
 //! runs the same files (bindings/php/tests/ConformanceTest.php), so a request shape that changes
 //! in one implementation and not in the other fails one of the two.
 
@@ -90,8 +91,19 @@ impl Clock for FixedClock {
 }
 
 fn client(endpoint: &str, recorder: Option<Recorder>) -> Client {
-    // The vectors list the requests of the protocol; the SDK's own retries would repeat them.
-    let mut conf = client_config(endpoint).retry_config(RetryConfig::disabled());
+    client_sending(endpoint, recorder, 1)
+}
+
+/// A client that sends a request up to `sends` times: the vectors list the requests of the
+/// protocol, so the SDK's own retries are off unless a case's `faults.sdk_attempts` says.
+fn client_sending(endpoint: &str, recorder: Option<Recorder>, sends: u32) -> Client {
+    let retry = match sends {
+        0 | 1 => RetryConfig::disabled(),
+        n => RetryConfig::standard()
+            .with_max_attempts(n)
+            .with_initial_backoff(Duration::from_millis(10)),
+    };
+    let mut conf = client_config(endpoint).retry_config(retry);
     if let Some(r) = recorder {
         conf = conf.interceptor(r);
     }
@@ -233,7 +245,8 @@ impl Server {
     /// A recording client through the fault proxy, whose faults are set to `faults`: every
     /// operation named in `answers_lost` is forwarded (it is applied) and its answer dropped; every
     /// one in `requests_lost` is dropped before it reaches the server; `sequence` scripts the
-    /// faults of an operation's next requests, in order (the proxy's `FaultConfig::sequence`).
+    /// faults of an operation's next requests, in order (the proxy's `FaultConfig::sequence`);
+    /// `sdk_attempts`: the client retries as the SDK does, up to that many sends.
     async fn faulty_client(&mut self, faults: &Value) -> Client {
         if self.faulty.is_none() {
             let proxy = faulty(&self.endpoint, FaultConfig::default()).await;
@@ -268,7 +281,10 @@ impl Server {
                 ..FaultConfig::default()
             })
             .expect("proxy config");
-        client.clone()
+        match faults["sdk_attempts"].as_u64() {
+            Some(n) => client_sending(&proxy.endpoint, Some(self.recorder.clone()), n as u32),
+            None => client.clone(),
+        }
     }
 
     async fn table_for(&mut self, key_attribute: &str) -> String {

@@ -167,6 +167,10 @@ async fn expired_lock_is_taken_over(server: Server) {
         !a.refresh(None).await.unwrap(),
         "a lost lock cannot be refreshed"
     );
+    // `a` still holds its lease by its own clock: its release's first send finds another owner,
+    // a lease lost under its holder (issue 36); then, holding none, the outcome.
+    let lost = a.release().await.unwrap_err();
+    assert_eq!(lost.kind(), ErrorKind::LeaseLost, "{lost}");
     assert!(matches!(
         a.release().await.unwrap(),
         ReleaseOutcome::HeldByOther(_)

@@ -111,6 +111,8 @@ async fn the_lock_api_on_an_s3_bucket() {
         env.object("app_orders").await.is_none(),
         "released: the object is deleted"
     );
+    // `a` still holds its lease: the lock ended under it (issue 36); then, holding none, not held.
+    assert_eq!(a.release().await.unwrap_err().kind(), ErrorKind::LeaseLost);
     assert_eq!(a.release().await.unwrap(), ReleaseOutcome::NotHeld);
     assert_eq!(b.current_holder().await.unwrap(), None);
     let f2 = fence(&b.acquire().await.unwrap());
@@ -169,7 +171,9 @@ async fn an_expired_lock_is_taken_over_not_left_forever() {
         "a takeover replaces the object: the token goes up by one"
     );
     // The late holder can neither refresh nor release the new holder's lock.
+    // Its lease, by its own clock, is not over: a lost lease (issue 36), then the outcome.
     assert!(!a.refresh(None).await.unwrap());
+    assert_eq!(a.release().await.unwrap_err().kind(), ErrorKind::LeaseLost);
     assert!(matches!(
         a.release().await.unwrap(),
         ReleaseOutcome::HeldByOther(_)

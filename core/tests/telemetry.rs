@@ -80,8 +80,9 @@ async fn acquisitions_and_releases_are_counted_by_outcome(server: Server) {
     );
 }
 
-/// A heartbeat whose lock was taken from it counts a lost lease; an acquire whose every answer is
-/// lost counts an unknown outcome whose clean-up left nothing.
+/// A heartbeat whose lock was taken from it counts a lost lease, and so does a release whose first
+/// send finds the lock removed, once per loss; an acquire whose every answer is lost counts an
+/// unknown outcome whose clean-up left nothing.
 async fn lost_leases_and_unknown_outcomes_are_counted(server: Server) {
     install();
     let f = FaultyTable::new(server).await;
@@ -107,6 +108,38 @@ async fn lost_leases_and_unknown_outcomes_are_counted(server: Server) {
     tokio::time::timeout(Duration::from_secs(10), beat.lost())
         .await
         .expect("the lease was lost");
+    // A body whose heartbeat saw the loss: its release finds the lock gone too, and the loss is
+    // counted once, by the heartbeat.
+    let held = store
+        .lock("held", 60)
+        .unwrap()
+        .enter(Duration::ZERO)
+        .await
+        .unwrap();
+    other
+        .lock("held", 60)
+        .unwrap()
+        .force_release()
+        .await
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(10), held.lease().lost())
+        .await
+        .expect("the heartbeat saw it");
+    assert_eq!(
+        held.finish().await.unwrap_err().kind(),
+        ErrorKind::LeaseLost
+    );
+    // A plain release whose first send finds the lock removed under it counts one.
+    let removed = store.lock("removed", 60).unwrap();
+    assert!(removed.acquire().await.unwrap().is_acquired());
+    other
+        .lock("removed", 60)
+        .unwrap()
+        .force_release()
+        .await
+        .unwrap();
+    let err = removed.release().await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::LeaseLost, "{err}");
 
     f.proxy.set_faults(FaultConfig {
         drop_response_rate: 1.0,
@@ -122,7 +155,8 @@ async fn lost_leases_and_unknown_outcomes_are_counted(server: Server) {
     assert_eq!(err.kind(), ErrorKind::OutcomeUnknown, "{err}");
 
     let p = points(&f.table);
-    assert_eq!(count(&p, "ddblock.lock.lease_lost", ""), 1, "{p:?}");
+    // The heartbeat, the body's heartbeat (not its release again), the plain release.
+    assert_eq!(count(&p, "ddblock.lock.lease_lost", ""), 3, "{p:?}");
     // The lost answers: the first write and its resend.
     let writes = "ddblock.lock.acquire_writes";
     assert_eq!(count(&p, writes, "unknown"), 2, "{p:?}");

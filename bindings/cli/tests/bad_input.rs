@@ -175,6 +175,11 @@ fn wait_and_lease_cases_have_their_outcomes() {
                 "'{}' --prefix '' force-release {name}; sleep 10",
                 common::bin().display()
             ),
+            // Removed before any refresh (ttl 30): run's release finds it gone at its first send.
+            "remove" => format!(
+                "'{}' --prefix '' force-release {name}",
+                common::bin().display()
+            ),
             _ => "true".to_owned(),
         };
         let mut args = vec!["--prefix", ""];

@@ -289,10 +289,12 @@ fn run_heartbeat_warn_keeps_the_command_running(server: Server) {
     assert_eq!(code, 2, "{err}");
 }
 
-/// CMD force-releases its own lock and ends within its lease, before the next refresh: the
-/// release finds the lock gone, as a resend after a lost answer would. A release is a release
-/// (the core's `Held::finish`): nothing of ours is left, so no lost lease is reported.
-fn run_heartbeat_a_release_that_finds_the_lock_gone_is_a_release(server: Server) {
+/// CMD force-releases its own lock (as an operator, a foreign writer or a fault would) and ends
+/// within its lease, before the next refresh: the release's first send finds the lock gone, so
+/// the lock vanished under CMD (issue 36): LOCK LOST, exit 76 (with `--on-lease-lost warn`, the
+/// command's own status and the report). Before, this was taken for a resend after a lost answer
+/// and swallowed.
+fn run_heartbeat_a_lock_removed_under_the_command_is_a_lost_lease(server: Server) {
     let ctx = Ctx::new(server);
     let bin = common::bin().display().to_string();
     let args = |extra: &'static [&'static str]| {
@@ -301,10 +303,11 @@ fn run_heartbeat_a_release_that_finds_the_lock_gone_is_a_release(server: Server)
         v.extend(["--", bin.as_str(), "force-release", "brief"]);
         v
     };
-    for extra in [&[][..], &["--on-lease-lost", "warn"][..]] {
+    for (extra, exit) in [(&[][..], 76), (&["--on-lease-lost", "warn"][..], 0)] {
         let (code, out, err) = ctx.text(&args(extra));
-        assert_eq!(code, 0, "{out}{err}");
-        assert!(!err.contains("LOCK LOST"), "{err}");
+        assert_eq!(code, exit, "{extra:?}: {out}{err}");
+        assert!(err.contains("LOCK LOST"), "{err}");
+        assert!(err.contains("first send found the lock gone"), "{err}");
         assert_eq!(ctx.status("brief")["held"], false);
     }
 }
@@ -320,5 +323,5 @@ on_servers!(
     run_heartbeat_stops_the_command_when_the_lease_is_lost,
     run_heartbeat_kills_a_command_that_ignores_sigterm,
     run_heartbeat_warn_keeps_the_command_running,
-    run_heartbeat_a_release_that_finds_the_lock_gone_is_a_release,
+    run_heartbeat_a_lock_removed_under_the_command_is_a_lost_lease,
 );

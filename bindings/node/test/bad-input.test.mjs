@@ -87,9 +87,10 @@ const { outcomes } = JSON.parse(readFileSync(path.join(ROOT, 'compat-tests/confo
 const timeoutMsOf = (c) => (c.wait === 'forever' ? Infinity : c.wait === 'NaN' ? NaN : c.wait * 1000)
 
 /** The case's body: `raise` throws; `lose_lease` force-releases the lock from a second handle
- * and waits until the lease-lost signal aborts. */
+ * and waits until the lease-lost signal aborts; `remove` force-releases it and ends. */
 async function body (c, direct, name, signal) {
   if (c.body === 'raise') throw new Error('body')
+  if (c.body === 'remove') assert.equal(await direct.lock(name).forceRelease(), true)
   if (c.body === 'lose_lease') {
     await direct.lock(name).forceRelease()
     await new Promise((resolve, reject) => {

@@ -109,26 +109,30 @@ class DynamoDbLock extends Lock
         return $this->fence;
     }
 
-    /** Release the lock: true only when this call ended our hold. */
+    /**
+     * Release the lock: true only when this call ended our hold. A handle that acquired the lock
+     * and whose release's first send finds it gone or another owner's lost its lease while the
+     * work ran: false, with the warning `ddblock.lock.lease_lost` (the core raises LeaseLost).
+     */
     public function release(): bool
     {
-        $expiry = $this->locks->releasedExpiry();
-        $requests = $this->locks->requests();
         $held = $this->acquiredAt === null ? null : Emitter::since($this->acquiredAt);
         // Telling another owner from no lock may take a read: only for a report that needs it.
         $tell = $held !== null || $this->locks->events->listens(LockReleased::class);
-        $outcome = $expiry === null
-            ? $requests->deleteIfOwner($this->name, $this->owner, $tell)
-            : $requests->expireIfOwner($this->name, $this->owner, $expiry, $tell);
+        [$outcome, $first] = $this->locks->requests()
+            ->releaseIfOwner($this->name, $this->owner, $this->locks->releasedExpiry(), $tell);
         [$this->fence, $this->acquiredAt] = [null, null];
-        // Only a handle that acquired the lock lost it: another's release finding it held is no news.
-        if ($outcome === LockReleased::OTHER_OWNER && $held !== null) {
+        // Only a handle that acquired the lock lost it: another's release finding it gone is no
+        // news, and so is a resend that finds the first send's work.
+        if ($outcome !== LockReleased::RELEASED && $held !== null && $first) {
             $this->locks->events->warn('ddblock.lock.lease_lost', $this->name, sprintf(
-                'ddblock: releasing the lock with key "%s" in table "%s" found it held by another owner: ours '
-                . 'expired and was taken over, so the work under it ran without the lock for a while; give the '
-                . 'lock a ttl longer than the work, or refresh() it',
+                'ddblock: the first send of the release of the lock with key "%s" in table "%s" found it %s: '
+                . 'the lock ended under its holder (it expired and was taken over, or was removed by a '
+                . 'force-release, another writer or a fault), so the work under it ran without the lock for '
+                . 'a while; give the lock a ttl longer than the work, or refresh() it',
                 $this->tableKey(),
-                $this->locks->table
+                $this->locks->table,
+                $outcome === LockReleased::OTHER_OWNER ? 'held by another owner' : 'gone'
             ));
         }
         $this->locks->events->emit(LockReleased::class, $this->name, $outcome, $held);

@@ -91,63 +91,49 @@ final class LockRequests
     }
 
     /**
-     * The release: one DeleteItem conditioned on the owner, no read before it. Its outcome, a
-     * LockReleased constant: `released` when it deleted ours. With `$tell`, a refusal that sent no
-     * item back is followed by one read that tells `other_owner` from `not_held`.
+     * The release: one request conditioned on the owner, no read before it: a DeleteItem, or with
+     * `$expiresAt` (keep-fence mode) an UpdateItem that expires the item and keeps its fence. Its
+     * outcome, a LockReleased constant (`released` when it ended our hold), and whether the first
+     * send found it: a lock gone or another owner's at the first send was not this release's
+     * doing, while a resend (the SDK's retry after a lost answer) may find its first send's work,
+     * and answers as any release that finds the lock gone, in both modes. With `$tell`, a refusal
+     * that sent no item back is followed by one read that tells `other_owner` from `not_held`.
      *
      * @param  mixed  $owner
+     * @return array{0: string, 1: bool}
      */
-    public function deleteIfOwner(string $name, $owner, bool $tell = false): string
+    public function releaseIfOwner(string $name, $owner, ?int $expiresAt, bool $tell = false): array
     {
-        if (
-            $this->send($this->command('DeleteItem', $name, [
+        $command = $expiresAt === null
+            ? $this->command('DeleteItem', $name, [
                 'ConditionExpression' => '#value = :owner',
                 'ExpressionAttributeNames' => $this->names('#value'),
                 'ExpressionAttributeValues' => [':owner' => $this->locks->stored($owner)],
                 'ReturnValuesOnConditionCheckFailure' => 'ALL_OLD',
-            ]), $name, 'release', $owner, $old) !== null
-        ) {
-            return LockReleased::RELEASED;
-        }
-
-        return $this->notReleased($old ?? ($tell ? $this->read($name, 'release', $owner) : null));
-    }
-
-    /**
-     * The keep-fence release: one UpdateItem conditioned on the owner that expires the item and
-     * keeps its fence. A resend that finds the item released means the first send landed: `released`.
-     * `$tell`: as deleteIfOwner()'s.
-     *
-     * @param  mixed  $owner
-     */
-    public function expireIfOwner(string $name, $owner, int $expiresAt, bool $tell = false): string
-    {
+            ])
+            : $this->command('UpdateItem', $name, [
+                'UpdateExpression' => self::RELEASE_KEEPING_FENCE,
+                'ConditionExpression' => '#value = :owner',
+                'ExpressionAttributeNames' => $this->names('#value', '#expires_at', '#attempt', '#since'),
+                'ExpressionAttributeValues' => [
+                    ':owner' => $this->locks->stored($owner),
+                    ':expires_at' => ['N' => (string) $expiresAt],
+                ],
+                'ReturnValuesOnConditionCheckFailure' => 'ALL_OLD',
+            ]);
+        // Sent on a fresh connection: libcurl resends a request by itself, unseen by the count
+        // below, when a reused connection dies unanswered.
+        $command = self::onFreshConnection($command);
         $sends = 0;
-        $command = self::onFreshConnection($this->command('UpdateItem', $name, [
-            'UpdateExpression' => self::RELEASE_KEEPING_FENCE,
-            'ConditionExpression' => '#value = :owner',
-            'ExpressionAttributeNames' => $this->names('#value', '#expires_at', '#attempt', '#since'),
-            'ExpressionAttributeValues' => [
-                ':owner' => $this->locks->stored($owner),
-                ':expires_at' => ['N' => (string) $expiresAt],
-            ],
-            'ReturnValuesOnConditionCheckFailure' => 'ALL_OLD',
-        ]));
         // The attempt step runs once per send, the SDK's retries included.
         $command->getHandlerList()->appendAttempt(Middleware::tap(function () use (&$sends): void {
             $sends++;
         }), 'ddblock-sends');
         if ($this->send($command, $name, 'release', $owner, $old) !== null) {
-            return LockReleased::RELEASED;
-        }
-        if ($sends >= 2 || $tell) {
-            $old ??= $this->read($name, 'release', $owner);
-        }
-        if ($sends >= 2 && $old !== null && ! isset($old[$this->locks->valueAttribute])) {
-            return LockReleased::RELEASED;
+            return [LockReleased::RELEASED, true];
         }
 
-        return $this->notReleased($old);
+        return [$this->notReleased($old ?? ($tell ? $this->read($name, 'release', $owner) : null)), $sends === 1];
     }
 
     /**

@@ -23,7 +23,8 @@ use RuntimeException;
  * answer Laravel's API gives (and the fence) and the item after must be the vector's. A case
  * with `faults` runs through the fault proxy, which drops the answers (`answers_lost`) or the
  * requests (`requests_lost`) of the operations it names, and gives an operation's next requests
- * the faults its `sequence` lists (a reset, a throttling, ...). The Rust core runs the same files
+ * the faults its `sequence` lists (a reset, a throttling, ...), with the SDK's retries on where
+ * `sdk_attempts` says (a release's resend). The Rust core runs the same files
  * (core/tests/conformance.rs).
  */
 final class ConformanceTest extends TestCase
@@ -116,8 +117,10 @@ final class ConformanceTest extends TestCase
         $input = $case['input'];
         Carbon::setTestNow(Carbon::createFromTimestamp($input['now']));
         // The vectors list the protocol's requests: the SDK's own retries (which would repeat one
-        // as it is) are off.
-        $recording = self::client(self::endpointFor($server, $case['faults'] ?? null), $recorder, ['retries' => 0]);
+        // as it is) are off, unless the case's faults.sdk_attempts says how many sends it takes.
+        $retries = ($case['faults']['sdk_attempts'] ?? 1) - 1;
+        $endpoint = self::endpointFor($server, $case['faults'] ?? null);
+        $recording = self::client($endpoint, $recorder, ['retries' => $retries]);
         $store = self::driverStore($layout, $recording, $table, $input['prefix'], $attributes);
         // The release mode of the release and force_release cases (absent: delete, the default).
         $store->setReleaseMode($input['release_mode'] ?? DynamoDbStore::DEFAULT_RELEASE_MODE);

@@ -162,7 +162,7 @@ final class EventsTest extends TestCase
             $record['context']
         );
         $this->assertStringContainsString(
-            sprintf('releasing the lock with key "%s" in table "%s" found it held by another owner', $key, $table),
+            sprintf('release of the lock with key "%s" in table "%s" found it held by another owner', $key, $table),
             $record['message']
         );
         $this->assertStringNotContainsString(self::OWNER, $record['message']);
@@ -170,6 +170,69 @@ final class EventsTest extends TestCase
         $this->assertFalse($store->restoreLock('taken-over', self::OWNER)->release());
         $this->assertSame([LockReleased::OTHER_OWNER, null], [$seen[1]->outcome, $seen[1]->holdSeconds]);
         $this->assertCount(1, $log->getRecords(), 'a handle that never held the lock lost nothing');
+    }
+
+    /**
+     * A lock item removed under its holder while the work runs (here by another process's
+     * forceRelease(), as a foreign writer or a fault would): the holder's release finds it gone at
+     * its first send, returns false as Laravel's does, and logs the lost lease (issue 36; before,
+     * only another owner's item was reported and a vanished one was swallowed). In both modes.
+     *
+     * @dataProvider servers
+     */
+    public function testALockRemovedUnderItsHolderIsLoggedAsALostLease(string $server): void
+    {
+        $log = $this->logged();
+        $layout = self::layouts()[0];
+        foreach ([DynamoDbStore::RELEASE_DELETE, DynamoDbStore::RELEASE_KEEP_FENCE] as $i => $mode) {
+            $store = self::store($server, $layout, null)->setReleaseMode($mode);
+            $lock = $store->lock("removed-$mode", 30, self::OWNER);
+            $this->assertTrue($lock->get());
+            self::store($server, $layout, null)->setReleaseMode($mode)->lock("removed-$mode", 30)->forceRelease();
+
+            $this->assertFalse($lock->release(), $mode);
+            $records = $log->getRecords();
+            $this->assertCount($i + 1, $records, $mode);
+            $record = (array) $records[$i];
+            $this->assertSame('WARNING', $record['level_name']);
+            $this->assertSame('ddblock.lock.lease_lost', $record['context']['event']);
+            $this->assertStringContainsString('first send of the release', $record['message']);
+            $this->assertStringContainsString('found it gone', $record['message']);
+            $this->assertStringNotContainsString(self::OWNER, $record['message']);
+        }
+    }
+
+    /**
+     * The release's first send lands and its answer is lost; the SDK's resend finds the lock
+     * released: false (not_held), as in both release modes, and no lost lease is logged: the
+     * resend found its own first send's work.
+     *
+     * @dataProvider servers
+     */
+    public function testAReleaseWhoseFirstAnswerIsLostLogsNoLostLease(string $server): void
+    {
+        $log = $this->logged();
+        $layout = self::layouts()[0];
+        $proxy = self::startedOnce(
+            "fault-proxy $server",
+            static fn (): FaultProxy => FaultProxy::start(self::cargoBinary('fault-proxy'), self::endpoint($server))
+        );
+        $client = self::client($proxy->url, null, ['retries' => 1, 'http' => ['timeout' => 2]]);
+        $modes = [DynamoDbStore::RELEASE_DELETE => 'DeleteItem', DynamoDbStore::RELEASE_KEEP_FENCE => 'UpdateItem'];
+        foreach ($modes as $mode => $op) {
+            $store = self::driverStore($layout, $client, self::sharedTable($server))->setReleaseMode($mode);
+            $lock = $store->lock("lost-answer-$mode", 30, self::OWNER);
+            $this->assertTrue($lock->get());
+            $proxy->configure(['sequence' => [$op => ['drop']]]);
+            try {
+                $this->assertFalse($lock->release(), $mode);
+                $this->assertSame(1, $proxy->stats()[$op]['dropped'] ?? 0, "$mode: the first answer was lost");
+            } finally {
+                $proxy->configure(['sequence' => (object) []]);
+            }
+            $this->assertFalse($store->lock("lost-answer-$mode", 30)->isLocked(), "$mode: released");
+        }
+        $this->assertSame([], $log->getRecords(), 'a resend finding the lock released is no lost lease');
     }
 
     /**

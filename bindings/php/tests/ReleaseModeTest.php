@@ -209,13 +209,14 @@ final class ReleaseModeTest extends TestCase
     /**
      * The proxy forwards the release's UpdateItem and drops its answer; the SDK sends it again
      * (the client's retries), and the resend's condition fails on the item the first send
-     * released. The driver sees that its update was sent twice and the item is released (no
-     * owner; from ALL_OLD, or one consistent read where the server ignores it: dynalite), so the
-     * release landed: true, the fence kept. A second release() is then not held.
+     * released: false, as the delete mode answers when its resend finds the item gone, and as the
+     * core's not_held (issue 36; it answered true before), the fence kept. The handle acquired the
+     * lock, so the answer is told (ALL_OLD, or one consistent read where the server ignores it:
+     * dynalite). A second release() is then not held.
      *
      * @dataProvider servers
      */
-    public function testALostAnswerToAKeepFenceReleaseIsResentAndReportsReleased(string $server): void
+    public function testALostAnswerToAKeepFenceReleaseIsResentAndAnswersAsTheDeleteMode(string $server): void
     {
         $proxy = self::startedOnce(
             "fault-proxy $server",
@@ -231,7 +232,7 @@ final class ReleaseModeTest extends TestCase
 
         $proxy->configure(['sequence' => ['UpdateItem' => ['drop']]]);
         $proxy->reset();
-        $this->assertTrue($lock->release(), 'the first send landed: released');
+        $this->assertFalse($lock->release(), 'the resend found the item released: not held');
         $stats = $proxy->stats();
         $updates = $stats['UpdateItem'] ?? [];
         ksort($updates);

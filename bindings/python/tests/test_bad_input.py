@@ -129,9 +129,12 @@ def timeout_of(c: dict[str, Any]) -> float | None:
 
 def body(c: dict[str, Any], direct: ddblock.Store, lock: ddblock.Lock | None) -> None:
     """The case's body: ``raise`` fails; ``lose_lease`` force-releases the lock from a second
-    handle and waits until the heartbeat has seen it."""
+    handle and waits until the heartbeat has seen it; ``remove`` force-releases it and ends."""
     if c["body"] == "raise":
         raise RuntimeError("body")
+    if c["body"] == "remove":
+        assert lock is not None
+        assert direct.lock(lock.name).force_release()
     if c["body"] == "lose_lease":
         assert lock is not None
         direct.lock(lock.name).force_release()

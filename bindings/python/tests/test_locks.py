@@ -172,14 +172,31 @@ def test_with_raises_lease_lost_when_a_refresh_finds_the_lock_gone(store: ddbloc
     assert info.value.kind == "lease_lost" and info.value.name == "x"
 
 
-def test_with_a_release_that_finds_the_lock_gone_is_a_release(store: ddblock.Store) -> None:
-    # The body ended within its lease and no refresh saw the lock go: the release that finds it
-    # gone (as a resend after a lost answer would) left nothing of ours behind, and `with` ends
-    # without an error (docs/semantics.md, "A release is a release").
+def test_with_raises_lease_lost_when_the_lock_vanished_under_the_body(
+    store: ddblock.Store,
+) -> None:
+    # The lock is removed under the body (as by an operator, a foreign writer or a fault) and no
+    # refresh saw it: the release's first send finds it gone, so the body ran without the lock
+    # for a while: LeaseLost (issue 36; a resend after a lost answer finding it gone is a release).
     lock = store.lock("x", ttl=30, timeout=5)
-    with lock:
+    with pytest.raises(ddblock.LeaseLost, match="first send found the lock gone") as info, lock:
         store.lock("x").force_release()
+    assert info.value.kind == "lease_lost" and info.value.name == "x"
     assert not lock.locked()
+
+
+def test_release_raises_lease_lost_when_another_owner_took_the_lock(
+    store: ddblock.Store,
+) -> None:
+    lock = store.lock("x", ttl=30)
+    assert lock.acquire(blocking=False)
+    store.lock("x").force_release()
+    other = store.lock("x", ttl=30)
+    assert other.acquire(blocking=False)
+    with pytest.raises(ddblock.LeaseLost, match="held by"):
+        lock.release()
+    assert other.owned(), "the other owner's lock stays"
+    assert not lock.release(), "a handle that holds no lease gets the answer"
 
 
 def test_refresh_extends_only_our_live_lock(store: ddblock.Store, raw: Raw) -> None:

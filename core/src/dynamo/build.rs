@@ -3,8 +3,16 @@
 //! write's answer (written, or refused with the old item).
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 
+use aws_sdk_dynamodb::client::customize::CustomizableOperation;
 use aws_sdk_dynamodb::config::http::HttpResponse;
+use aws_sdk_dynamodb::config::interceptors::{
+    BeforeTransmitInterceptorContextRef, FinalizerInterceptorContextRef,
+};
+use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
+use aws_sdk_dynamodb::error::BoxError;
 use aws_sdk_dynamodb::error::SdkError;
 use aws_sdk_dynamodb::operation::delete_item::{
     builders::DeleteItemFluentBuilder, DeleteItemError,
@@ -210,3 +218,58 @@ impl Table {
 /// `ReturnValuesOnConditionCheckFailure: ALL_OLD`.
 pub(super) const ALL_OLD: ReturnValuesOnConditionCheckFailure =
     ReturnValuesOnConditionCheckFailure::AllOld;
+
+/// Counts the sends of one request, the SDK's own retries included (they happen inside
+/// `send()`, unseen by the caller), and those that may have landed: every send but one the
+/// server refused with a 4xx answer (throttled, or the condition failed), which changed nothing.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Sends(Arc<[AtomicU32; 2]>);
+
+impl Intercept for Sends {
+    fn name(&self) -> &'static str {
+        "ddblock-sends"
+    }
+
+    fn read_before_attempt(
+        &self,
+        _: &BeforeTransmitInterceptorContextRef<'_>,
+        _: &RuntimeComponents,
+        _: &mut ConfigBag,
+    ) -> std::result::Result<(), BoxError> {
+        self.0[0].fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+
+    fn read_after_attempt(
+        &self,
+        ctx: &FinalizerInterceptorContextRef<'_>,
+        _: &RuntimeComponents,
+        _: &mut ConfigBag,
+    ) -> std::result::Result<(), BoxError> {
+        if !ctx.response().is_some_and(|r| r.status().is_client_error()) {
+            self.0[1].fetch_add(1, Ordering::SeqCst);
+        }
+        Ok(())
+    }
+}
+
+impl Sends {
+    /// `op`, its sends counted here.
+    pub(super) fn watch<T, E, B>(
+        &self,
+        op: CustomizableOperation<T, E, B>,
+    ) -> CustomizableOperation<T, E, B> {
+        op.interceptor(self.clone())
+    }
+
+    /// How many sends the request took.
+    pub(super) fn count(&self) -> u32 {
+        self.0[0].load(Ordering::SeqCst)
+    }
+
+    /// Whether a send may have landed without its answer coming back (no answer, or a 5xx): a
+    /// refusal after it may be that send's own doing.
+    pub(super) fn maybe_landed_unanswered(&self) -> bool {
+        self.0[1].load(Ordering::SeqCst) > 0
+    }
+}

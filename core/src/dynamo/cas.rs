@@ -2,19 +2,14 @@
 //! write. The attributes Laravel ignores are in `format::versioned`.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
 use aws_sdk_dynamodb::client::customize::CustomizableOperation;
-use aws_sdk_dynamodb::config::interceptors::BeforeTransmitInterceptorContextRef;
 use aws_sdk_dynamodb::config::retry::RetryConfig;
-use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
-use aws_sdk_dynamodb::error::BoxError;
 use aws_sdk_dynamodb::types::AttributeValue;
 
 use super::attr::{self, Item};
-use super::build::{values, Cond, ALL_OLD};
+use super::build::{values, Cond, Sends, ALL_OLD};
 use super::error::sdk_error;
 use super::Table;
 use crate::config::StoreConfig;
@@ -41,40 +36,17 @@ pub(crate) enum CasWrite {
     },
 }
 
-/// Counts the attempts of one request (the SDK retries inside `send()`).
-#[derive(Debug, Clone, Default)]
-struct Attempts(Arc<AtomicU32>);
-
-impl Intercept for Attempts {
-    fn name(&self) -> &'static str {
-        "ddblock-attempts"
-    }
-
-    fn read_before_attempt(
-        &self,
-        _: &BeforeTransmitInterceptorContextRef<'_>,
-        _: &RuntimeComponents,
-        _: &mut ConfigBag,
-    ) -> Result<(), BoxError> {
-        self.0.fetch_add(1, Ordering::SeqCst);
-        Ok(())
-    }
-}
-
-impl Attempts {
-    /// `op` with the SDK's retries of a conditional write (a quick first retry), its attempts
-    /// counted here.
-    fn count<T, E, B>(
-        &self,
-        op: CustomizableOperation<T, E, B>,
-        c: &StoreConfig,
-    ) -> CustomizableOperation<T, E, B> {
-        let retry = RetryConfig::standard()
-            .with_max_attempts(c.max_attempts().unwrap_or(3))
-            .with_initial_backoff(CAS_INITIAL_BACKOFF);
-        op.config_override(aws_sdk_dynamodb::Config::builder().retry_config(retry))
-            .interceptor(self.clone())
-    }
+/// `op` with the SDK's retries of a conditional write (a quick first retry), its sends counted
+/// by `sends`.
+fn counted<T, E, B>(
+    sends: &Sends,
+    op: CustomizableOperation<T, E, B>,
+    c: &StoreConfig,
+) -> CustomizableOperation<T, E, B> {
+    let retry = RetryConfig::standard()
+        .with_max_attempts(c.max_attempts().unwrap_or(3))
+        .with_initial_backoff(CAS_INITIAL_BACKOFF);
+    sends.watch(op.config_override(aws_sdk_dynamodb::Config::builder().retry_config(retry)))
 }
 
 /// A versioned item as the format layer reads it.
@@ -143,7 +115,7 @@ impl Table {
         let c = self.config();
         let slot = (version % WRITE_SLOTS).to_string();
         let (cond, pre_values) = condition(pre);
-        let attempts = Attempts::default();
+        let sends = Sends::default();
         let answer = if pre.version() == 0 {
             let mut item = attr::full_item(c, k, value, expires_at);
             item.insert(VERSION_ATTRIBUTE.to_owned(), num_u(version));
@@ -155,7 +127,7 @@ impl Table {
             let req = req
                 .set_expression_attribute_values(values(pre_values))
                 .return_values_on_condition_check_failure(ALL_OLD);
-            let res = attempts.count(req.customize(), c).send().await;
+            let res = counted(&sends, req.customize(), c).send().await;
             self.answer("PutItem", res, false)?.map(|_| ())
         } else {
             let update = "SET #value = :value, #expires_at = :expires_at, #version = :version, \
@@ -171,13 +143,13 @@ impl Table {
                 .set_expression_attribute_values(values(vals.into_iter().chain(pre_values)))
                 .expression_attribute_names("#slot", slot)
                 .return_values_on_condition_check_failure(ALL_OLD);
-            let res = attempts.count(req.customize(), c).send().await;
+            let res = counted(&sends, req.customize(), c).send().await;
             self.answer("UpdateItem", res, false)?.map(|_| ())
         };
         Ok(match answer {
             Cond::Written(()) => CasWrite::Written,
             Cond::Refused(old) => CasWrite::Refused {
-                retried: attempts.0.load(Ordering::SeqCst) > 1,
+                retried: sends.count() > 1,
                 old: old.map(|i| Box::new(versioned(c, &i))),
             },
         })

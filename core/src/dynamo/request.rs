@@ -3,12 +3,14 @@
 
 use std::time::Instant;
 
+use aws_sdk_dynamodb::config::http::HttpResponse;
 use aws_sdk_dynamodb::config::retry::RetryConfig;
 use aws_sdk_dynamodb::config::timeout::TimeoutConfig;
+use aws_sdk_dynamodb::error::SdkError;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
 
 use super::attr::{self, num, stored, Item};
-use super::build::{values, Cond, ALL_OLD};
+use super::build::{values, Cond, Refusable, Sends, ALL_OLD};
 use super::error::sdk_error;
 use super::Table;
 use crate::config::StoreConfig;
@@ -46,10 +48,20 @@ pub(crate) enum TakeLock {
 pub(crate) enum DeleteIfValue {
     /// The item was there with that value and is deleted (or, for `expire_if_value`, expired).
     Deleted,
-    /// The condition failed. `Some(item)`: another value is stored (from `ALL_OLD`); `None`: no
-    /// old item came back, which means "no item" on servers that honour `ALL_OLD`
-    /// ([`Table::empty_old_means_absent`]) and "unknown" on the others.
-    NotDeleted(Option<ItemView>),
+    /// The condition failed. `old`: `Some(item)`: another value is stored (from `ALL_OLD`);
+    /// `None`: no old item came back, which means "no item" on servers that honour `ALL_OLD`
+    /// ([`Table::empty_old_means_absent`]) and "unknown" on the others. `resent`: an earlier send
+    /// of this request (the SDK's retry) may have landed unanswered, so the refusal may be its
+    /// own doing; false: the first send found it so.
+    NotDeleted {
+        /// The item the refusal found, when known.
+        old: Option<ItemView>,
+        /// An earlier send may have landed unanswered.
+        resent: bool,
+    },
+    /// No answer settled it: the request failed after a send that may have landed unanswered
+    /// (every answer lost, or a lost answer and then refusals before the server): its error.
+    Unsettled(Error),
 }
 
 impl Table {
@@ -209,13 +221,13 @@ impl Table {
         k: &str,
         value: &StoredValue,
     ) -> Result<DeleteIfValue> {
+        let sends = Sends::default();
         let req = self.delete_req(k, "#value = :owner").await?;
-        let res = req
+        let req = req
             .set_expression_attribute_values(values([(":owner", stored(value))]))
-            .return_values_on_condition_check_failure(ALL_OLD)
-            .send()
-            .await;
-        Ok(self.released(self.answer("DeleteItem", res, false)?))
+            .return_values_on_condition_check_failure(ALL_OLD);
+        let res = sends.watch(req.customize()).send().await;
+        self.released("DeleteItem", res, &sends)
     }
 
     /// ddblock's keep-fence release: ONE UpdateItem `SET #expires_at = :expires_at REMOVE #value,
@@ -231,15 +243,15 @@ impl Table {
         let req = self
             .update_req(k, RELEASE_KEEPING_FENCE, "#value = :owner")
             .await?;
-        let res = req
+        let sends = Sends::default();
+        let req = req
             .set_expression_attribute_values(values([
                 (":owner", stored(value)),
                 (":expires_at", num(expires_at)),
             ]))
-            .return_values_on_condition_check_failure(ALL_OLD)
-            .send()
-            .await;
-        Ok(self.released(self.answer("UpdateItem", res, false)?))
+            .return_values_on_condition_check_failure(ALL_OLD);
+        let res = sends.watch(req.customize()).send().await;
+        self.released("UpdateItem", res, &sends)
     }
 
     /// The keep-fence `force_release`: the same UpdateItem as [`Self::expire_if_value`] whoever
@@ -272,12 +284,26 @@ impl Table {
         Ok(out.attributes.is_some_and(|a| !a.is_empty()))
     }
 
-    /// A release's answer: deleted (or expired), or not, with the old item when it came back.
-    fn released<T>(&self, answer: Cond<T>) -> DeleteIfValue {
-        match answer {
-            Cond::Written(_) => DeleteIfValue::Deleted,
-            Cond::Refused(old) => DeleteIfValue::NotDeleted(self.view(old)),
-        }
+    /// A release's answer: deleted (or expired), or not, with the old item when it came back
+    /// and whether an earlier send may have landed; or unsettled, when it failed after a send
+    /// that may have landed.
+    fn released<T, E: Refusable>(
+        &self,
+        operation: &'static str,
+        res: std::result::Result<T, SdkError<E, HttpResponse>>,
+        sends: &Sends,
+    ) -> Result<DeleteIfValue> {
+        Ok(match self.answer(operation, res, false) {
+            Ok(Cond::Written(_)) => DeleteIfValue::Deleted,
+            Ok(Cond::Refused(old)) => DeleteIfValue::NotDeleted {
+                old: self.view(old),
+                resent: sends.maybe_landed_unanswered(),
+            },
+            // A connection never made sent nothing.
+            Err(e @ Error::Transport { sent: false, .. }) => return Err(e),
+            Err(e) if sends.maybe_landed_unanswered() => DeleteIfValue::Unsettled(e),
+            Err(e) => return Err(e),
+        })
     }
 
     /// An old item as the format layer reads it.

@@ -5,7 +5,7 @@ use futures_util::future::BoxFuture;
 use std::fmt;
 
 use crate::config::StoreConfig;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::holder::{Holder, StoredValue};
 use crate::lock::ReleaseOutcome;
 
@@ -30,6 +30,22 @@ pub(crate) enum Attempt {
     },
     /// The condition failed but the item was gone when looked at: try again.
     Vanished,
+}
+
+/// The answer to one release.
+#[derive(Debug)]
+pub(crate) enum Release {
+    /// What the release found. `first`: its first send found it (no earlier send of it may have
+    /// landed), so a lock found gone or another owner's was not this release's doing.
+    Found {
+        /// What it found.
+        outcome: ReleaseOutcome,
+        /// The first send found it.
+        first: bool,
+    },
+    /// No answer settled it: it failed after a send that may have landed unanswered (its
+    /// error). One consistent read tells (`Lock::release`).
+    Unsettled(Error),
 }
 
 /// Storage for locks: every method is one conditional request (plus, where a server cannot say
@@ -69,7 +85,7 @@ pub(crate) trait LockBackend: Send + Sync + fmt::Debug {
         &'a self,
         key: &'a str,
         owner: &'a StoredValue,
-    ) -> BoxFuture<'a, Result<ReleaseOutcome>>;
+    ) -> BoxFuture<'a, Result<Release>>;
 
     /// Moves the expiry of a live lock `owner` holds; false when not held by `owner` or expired.
     fn refresh<'a>(

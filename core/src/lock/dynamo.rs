@@ -6,11 +6,11 @@
 use futures_util::future::BoxFuture;
 use futures_util::FutureExt;
 
-use super::backend::{Attempt, LockBackend, Take};
+use super::backend::{Attempt, LockBackend, Release, Take};
 use crate::config::{ReleaseMode, StoreConfig};
 use crate::dynamo::{DeleteIfValue, Table, TakeLock};
 use crate::error::Result;
-use crate::format::item::{is_expired, released_expiry};
+use crate::format::item::{is_expired, released_expiry, ItemView};
 use crate::holder::{Holder, StoredValue};
 use crate::lock::ReleaseOutcome;
 
@@ -67,7 +67,7 @@ impl LockBackend for Table {
         &'a self,
         key: &'a str,
         owner: &'a StoredValue,
-    ) -> BoxFuture<'a, Result<ReleaseOutcome>> {
+    ) -> BoxFuture<'a, Result<Release>> {
         async move {
             let answer = match self.config().release_mode() {
                 ReleaseMode::Delete => self.delete_if_value(key, owner).await?,
@@ -76,27 +76,20 @@ impl LockBackend for Table {
                     self.expire_if_value(key, owner, expires_at).await?
                 }
             };
-            // The same answers either way: a kept item has no owner and has expired, so a
-            // resend after a lost answer, or a second release, finds it "not held".
-            let old = match answer {
-                DeleteIfValue::Deleted => return Ok(ReleaseOutcome::Released),
-                DeleteIfValue::NotDeleted(Some(old)) => old,
-                DeleteIfValue::NotDeleted(None) if self.empty_old_means_absent() => {
-                    return Ok(ReleaseOutcome::NotHeld)
+            let (old, resent) = match answer {
+                DeleteIfValue::Deleted => {
+                    return Ok(Release::Found {
+                        outcome: ReleaseOutcome::Released,
+                        first: true,
+                    })
                 }
-                // A server that may ignore ALL_OLD: one consistent read tells "gone" from
-                // "someone else's" (failure path only).
-                DeleteIfValue::NotDeleted(None) => match self.get(key, true).await? {
-                    Some(item) => item,
-                    None => return Ok(ReleaseOutcome::NotHeld),
-                },
+                DeleteIfValue::Unsettled(e) => return Ok(Release::Unsettled(e)),
+                DeleteIfValue::NotDeleted { old, resent } => (old, resent),
             };
-            let holder = old.holder();
-            // An expired item held by nobody live: nothing to name.
-            if is_expired(holder.expires_at, self.now()) {
-                return Ok(ReleaseOutcome::NotHeld);
-            }
-            Ok(ReleaseOutcome::HeldByOther(holder))
+            Ok(Release::Found {
+                outcome: self.refused_release(key, old).await?,
+                first: !resent,
+            })
         }
         .boxed()
     }
@@ -122,5 +115,29 @@ impl LockBackend for Table {
             }
         }
         .boxed()
+    }
+}
+
+impl Table {
+    /// What a refused release found, from the item the refusal sent back (`old`). The same
+    /// answers in both release modes: a kept item has no owner and has expired, so a resend
+    /// after a lost answer, or a second release, finds it "not held".
+    async fn refused_release(&self, key: &str, old: Option<ItemView>) -> Result<ReleaseOutcome> {
+        let old = match old {
+            Some(old) => old,
+            None if self.empty_old_means_absent() => return Ok(ReleaseOutcome::NotHeld),
+            // A server that may ignore ALL_OLD: one consistent read tells "gone" from
+            // "someone else's" (failure path only).
+            None => match self.get(key, true).await? {
+                Some(item) => item,
+                None => return Ok(ReleaseOutcome::NotHeld),
+            },
+        };
+        let holder = old.holder();
+        // An expired item held by nobody live: nothing to name.
+        if is_expired(holder.expires_at, self.now()) {
+            return Ok(ReleaseOutcome::NotHeld);
+        }
+        Ok(ReleaseOutcome::HeldByOther(holder))
     }
 }

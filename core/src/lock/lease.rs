@@ -346,13 +346,14 @@ impl Held {
 
     /// Ends the body's lease: stops the heartbeat and releases. `Ok` when the body ran under the
     /// lock to its end and nothing of ours is left. [`Error::LeaseLost`] is about the body, in
-    /// two cases: a refresh during the body found the lock no longer ours (or none succeeded in
-    /// time), or the body did not end within its lease by the local monotonic clock. The
-    /// release's own error when it failed. A release is a release: after a body that ended
-    /// within its lease, a release that finds the lock gone or already the next holder's (its
-    /// first answer was lost and the resend found the delete done) left nothing of ours behind,
-    /// and is `Ok`. After a body that failed, the front keeps the body's error and attaches this
-    /// one to it.
+    /// three cases: a refresh during the body found the lock no longer ours (or none succeeded
+    /// in time); the release's first send found the lock gone or another owner's (it vanished
+    /// under the body: [`Lock::release`]); or the body did not end within its lease by the local
+    /// monotonic clock. The release's own error when it failed. A release is a release: after a
+    /// body that ended within its lease, a release whose RESEND finds the lock gone or already
+    /// the next holder's (its first answer was lost, the delete done) left nothing of ours
+    /// behind, and is `Ok`. After a body that failed, the front keeps the body's error and
+    /// attaches this one to it.
     pub async fn finish(self) -> Result<(), Error> {
         let Held {
             guard, heartbeat, ..
@@ -365,7 +366,11 @@ impl Held {
         };
         let name = guard.lock().name().to_owned();
         let logged = guard.lock().logged_name().to_owned();
-        let released = guard.release().await;
+        // A heartbeat that saw the loss has reported it: the release does not again.
+        let released = match guard.into_lock() {
+            Some(lock) => lock.release_reporting(lost.is_none()).await,
+            None => Ok(ReleaseOutcome::NotHeld),
+        };
         if let Some(reason) = lost {
             return Err(Error::LeaseLost { name, reason });
         }
@@ -373,7 +378,7 @@ impl Held {
             Err(e) => return Err(e),
             Ok(found) if within => {
                 if found != ReleaseOutcome::Released {
-                    tracing::debug!(lock = %logged, found = ?found, "released: the body ended within its lease; the release found the lock no longer ours (a resend after a lost answer)");
+                    tracing::debug!(lock = %logged, found = ?found, "released: the body ended within its lease; the release's resend after a lost answer found the lock no longer ours");
                 }
                 return Ok(());
             }

@@ -8,6 +8,7 @@ mod backend;
 mod dynamo;
 mod fair;
 mod lease;
+mod release;
 mod s3;
 mod wait;
 mod waiters;
@@ -293,46 +294,6 @@ impl Lock {
         self.lease_state()
             .deadline
             .map(|d| d.saturating_duration_since(Instant::now()))
-    }
-
-    /// Releases the lock if it is ours: ONE delete conditioned on the stored owner (`#value =
-    /// :owner`, typed as stored). No read before the delete.
-    pub async fn release(&self) -> Result<ReleaseOutcome> {
-        let s = &*self.spec;
-        let span = tracing::info_span!(
-            "ddblock.lock.release",
-            db.collection.name = s.place.collection(),
-            ddblock.key_layout = s.place.layout(),
-            ddblock.lock.release_outcome = tracing::field::Empty,
-        );
-        let held = self.lease_state().acquired_at.map(|t| t.elapsed());
-        let sent = Instant::now();
-        let out = self
-            .backend
-            .release(&s.key, &s.stored_owner)
-            .instrument(span.clone())
-            .await;
-        let (outcome, error) = match &out {
-            Ok(o) => (o.as_str(), None),
-            Err(e) => ("error", Some(e.kind().as_str())),
-        };
-        span.record("ddblock.lock.release_outcome", outcome);
-        telemetry::release(&s.place, outcome, error, held);
-        let out = out?;
-        self.clear_lease();
-        match &out {
-            ReleaseOutcome::Released => {
-                waiters::released(&s.wait_key, Some(sent.elapsed()));
-                tracing::debug!(lock = %s.logged, "released")
-            }
-            ReleaseOutcome::NotHeld => {
-                tracing::debug!(lock = %s.logged, "not released: no live lock item")
-            }
-            ReleaseOutcome::HeldByOther(h) => {
-                tracing::debug!(lock = %s.logged, holder = %h, "not released: held by another owner")
-            }
-        }
-        Ok(out)
     }
 
     /// Runs acquire `work` as one observed acquisition: its span and its metrics

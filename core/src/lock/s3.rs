@@ -7,7 +7,7 @@
 use futures_util::future::BoxFuture;
 use futures_util::FutureExt;
 
-use super::backend::{Attempt, LockBackend, Take};
+use super::backend::{Attempt, LockBackend, Release, Take};
 use crate::config::StoreConfig;
 use crate::error::{ErrorKind, Result};
 use crate::format::item::is_expired;
@@ -117,25 +117,33 @@ impl LockBackend for Bucket {
         &'a self,
         key: &'a str,
         owner: &'a StoredValue,
-    ) -> BoxFuture<'a, Result<ReleaseOutcome>> {
+    ) -> BoxFuture<'a, Result<Release>> {
         async move {
-            for _ in 0..ROUNDS {
+            for round in 0..ROUNDS {
+                // The first look precedes any delete of ours: what it finds was not our doing.
+                let found = |outcome| Release::Found {
+                    outcome,
+                    first: round == 0,
+                };
                 let Some(cur) = self.read(key).await? else {
-                    return Ok(ReleaseOutcome::NotHeld);
+                    return Ok(found(ReleaseOutcome::NotHeld));
                 };
                 if !cur.object.is_owned_by(owner) {
                     let holder = cur.object.holder();
                     if is_expired(holder.expires_at, self.now()) {
-                        return Ok(ReleaseOutcome::NotHeld);
+                        return Ok(found(ReleaseOutcome::NotHeld));
                     }
-                    return Ok(ReleaseOutcome::HeldByOther(holder));
+                    return Ok(found(ReleaseOutcome::HeldByOther(holder)));
                 }
                 if self.end(key, &cur).await? {
-                    return Ok(ReleaseOutcome::Released);
+                    return Ok(found(ReleaseOutcome::Released));
                 }
                 // Changed between the read and the delete (a refresh, a takeover): look again.
             }
-            Ok(ReleaseOutcome::NotHeld)
+            Ok(Release::Found {
+                outcome: ReleaseOutcome::NotHeld,
+                first: false,
+            })
         }
         .boxed()
     }

@@ -362,6 +362,11 @@ impl LockGuard {
             .expect("LockGuard holds its lock until released")
     }
 
+    /// The lock, no longer released on drop (for [`super::Held::finish`]).
+    pub(super) fn into_lock(mut self) -> Option<Lock> {
+        self.lock.take()
+    }
+
     /// Releases the lock now.
     pub async fn release(mut self) -> Result<ReleaseOutcome> {
         match self.lock.take() {

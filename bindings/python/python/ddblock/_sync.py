@@ -213,7 +213,12 @@ class Lock(LockBase):
         return taken
 
     def release(self) -> bool:
-        """Releases the lock if it is ours (one conditional DeleteItem); False if it was not."""
+        """Releases the lock if it is ours (one conditional DeleteItem); False if it was not.
+
+        Raises ``LeaseLost`` when this handle acquired the lock, its lease has not run out, and
+        the first send finds it gone or another owner's: it was removed under its holder
+        (docs/semantics.md, "Releasing").
+        """
         with otel.span("release", self._native) as span:
             outcome: str = self._native.release().wait()
             span.outcome(outcome)
