@@ -15,11 +15,20 @@ use aws_config::SdkConfig;
 
 use crate::config::StoreConfig;
 
+/// The SDK behaviour version ddblock is built against, named, never `latest()`: a newer SDK's
+/// "latest" may change retries and timeouts under ddblock's own retry and unknown-outcome rules
+/// without a line of ddblock changing (v2026_01_12: standard retries, 3 attempts, 1 s initial
+/// backoff, 20 s cap; 3.1 s connect timeout; no operation or attempt timeout). The test below
+/// fails when the pinned version's defaults move; docs/semantics.md says which retries run.
+pub(crate) fn behavior_version() -> aws_config::BehaviorVersion {
+    aws_config::BehaviorVersion::v2026_01_12()
+}
+
 /// `aws-config`'s default chain plus the config's endpoint, region, timeouts and attempts.
 /// Without a configured region: `AWS_REGION`/`AWS_DEFAULT_REGION`, then the AWS profile, then
 /// `us-east-1` (Laravel's default); instance metadata is not asked.
 pub(crate) async fn sdk_config(cfg: &StoreConfig) -> SdkConfig {
-    let mut loader = aws_config::defaults(aws_config::BehaviorVersion::latest());
+    let mut loader = aws_config::defaults(behavior_version());
     if let Some(r) = cfg.region() {
         loader = loader.region(aws_config::Region::new(r.to_owned()));
     } else {
@@ -85,5 +94,39 @@ impl<T: Clone> PerProcess<T> {
         // Two first callers may both build; the last one stored wins, both values work.
         self.0.store(Some(Arc::new((pid, value.clone()))));
         value
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use aws_config::retry::RetryMode;
+
+    use super::*;
+
+    /// The SDK defaults the lock's rules were written against (docs/semantics.md, "Retries"):
+    /// when an SDK update changes the pinned version's defaults, this fails and the rules are
+    /// weighed again, instead of changing silently.
+    #[tokio::test]
+    async fn the_pinned_behavior_version_keeps_the_retries_and_timeouts_ddblock_relies_on() {
+        let cfg = StoreConfig::builder()
+            .table("cache")
+            .endpoint("http://127.0.0.1:9")
+            .region("us-east-1")
+            .build()
+            .unwrap();
+        let sdk = sdk_config(&cfg).await;
+        let retry = sdk.retry_config().expect("a retry config");
+        assert_eq!(retry.mode(), RetryMode::Standard);
+        assert_eq!(retry.max_attempts(), 3);
+        assert_eq!(retry.initial_backoff(), Duration::from_secs(1));
+        assert_eq!(retry.max_backoff(), Duration::from_secs(20));
+        let timeouts = sdk.timeout_config().expect("a timeout config");
+        assert_eq!(timeouts.connect_timeout(), Some(Duration::from_millis(3_100)));
+        assert_eq!(timeouts.operation_timeout(), None);
+        // ddblock's own default (`attempt_timeout`), not the SDK's (none).
+        assert_eq!(timeouts.operation_attempt_timeout(), Some(Duration::from_secs(3)));
+        assert_eq!(sdk.behavior_version(), Some(behavior_version()));
     }
 }

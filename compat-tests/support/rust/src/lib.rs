@@ -200,7 +200,7 @@ pub async fn create_keyed_table(
 /// A plain S3 client for `endpoint` (moto; path-style addressing, test credentials).
 pub fn s3_client_for(endpoint: &str) -> aws_sdk_s3::Client {
     let conf = aws_sdk_s3::Config::builder()
-        .behavior_version(aws_sdk_s3::config::BehaviorVersion::latest())
+        .behavior_version(aws_sdk_s3::config::BehaviorVersion::v2026_01_12())
         .region(aws_sdk_s3::config::Region::new("us-east-1"))
         .credentials_provider(sdk::credentials())
         .endpoint_url(endpoint)

@@ -8,7 +8,7 @@ use aws_sdk_dynamodb::config::{BehaviorVersion, Builder, Credentials, Region};
 /// checks signatures), region `us-east-1`, the SDK's default retries.
 pub fn client_config(endpoint: &str) -> Builder {
     aws_sdk_dynamodb::Config::builder()
-        .behavior_version(BehaviorVersion::latest())
+        .behavior_version(BehaviorVersion::v2026_01_12())
         .region(Region::new("us-east-1"))
         .credentials_provider(credentials())
         .endpoint_url(endpoint)
