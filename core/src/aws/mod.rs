@@ -123,10 +123,16 @@ mod tests {
         assert_eq!(retry.initial_backoff(), Duration::from_secs(1));
         assert_eq!(retry.max_backoff(), Duration::from_secs(20));
         let timeouts = sdk.timeout_config().expect("a timeout config");
-        assert_eq!(timeouts.connect_timeout(), Some(Duration::from_millis(3_100)));
+        assert_eq!(
+            timeouts.connect_timeout(),
+            Some(Duration::from_millis(3_100))
+        );
         assert_eq!(timeouts.operation_timeout(), None);
         // ddblock's own default (`attempt_timeout`), not the SDK's (none).
-        assert_eq!(timeouts.operation_attempt_timeout(), Some(Duration::from_secs(3)));
+        assert_eq!(
+            timeouts.operation_attempt_timeout(),
+            Some(Duration::from_secs(3))
+        );
         assert_eq!(sdk.behavior_version(), Some(behavior_version()));
     }
 }
