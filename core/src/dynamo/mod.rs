@@ -13,6 +13,7 @@ mod client;
 mod date;
 mod error;
 mod once;
+mod regions;
 mod request;
 
 use std::sync::atomic::{AtomicU8, Ordering};
