@@ -4,6 +4,7 @@
 //! pattern requests never use this module: they go through the request layers inside the crate.
 
 use crate::config::StoreConfig;
+use crate::error::Result;
 use crate::format::item::ItemView;
 use crate::s3::S3Client;
 use crate::store::Store;
@@ -34,7 +35,7 @@ impl Store {
 
     /// One DescribeTable (not the lock's once-per-process answer): which Regions the table spans
     /// and with what consistency; [`Replication::Unknown`] when the request is denied.
-    pub async fn replication(&self) -> crate::Result<Replication> {
+    pub async fn replication(&self) -> Result<Replication> {
         self.table().describe_regions().await
     }
 }

@@ -4,7 +4,8 @@
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
 use tokio::sync::OnceCell;
@@ -50,11 +51,23 @@ impl Replication {
     }
 }
 
+/// How long a check that failed (throttled, unreachable: not denied) is not asked again: locks go
+/// on meanwhile, and a lock's retries do not each send one.
+const ASK_AGAIN_AFTER: Duration = Duration::from_secs(60);
+
 /// Which answer: this process, the endpoint, the region and the table.
 type Key = (u32, Option<String>, Option<String>, String);
-/// The answers of this process (copy on write, so a fork never finds it half-held); the process
-/// id in the key keeps a forked child off a cell its parent was filling.
-type Answers = HashMap<Key, Arc<OnceCell<Replication>>>;
+
+/// One table's answer, and when asking for it last failed.
+#[derive(Default)]
+struct Entry {
+    answer: OnceCell<Replication>,
+    failed: Mutex<Option<Instant>>,
+}
+
+/// The answers of this process (copy on write, so a fork never finds the map half-held); the
+/// process id in the key keeps a forked child off an entry its parent was filling.
+type Answers = HashMap<Key, Arc<Entry>>;
 
 fn answers() -> &'static ArcSwap<Answers> {
     static ANSWERS: OnceLock<ArcSwap<Answers>> = OnceLock::new();
@@ -62,8 +75,9 @@ fn answers() -> &'static ArcSwap<Answers> {
 }
 
 /// The table's kind, asked by `describe` once per process, endpoint, region and table: callers
-/// at the same time wait for the one request; a failed one is asked again next time.
-pub(crate) async fn once_per_process<F, Fut>(cfg: &StoreConfig, describe: F) -> Result<Replication>
+/// at the same time wait for the one request. `None` while it cannot be told: `describe` failed
+/// (it is asked again after [`ASK_AGAIN_AFTER`]).
+pub(crate) async fn once_per_process<F, Fut>(cfg: &StoreConfig, describe: F) -> Option<Replication>
 where
     F: FnOnce() -> Fut,
     Fut: Future<Output = Result<Replication>>,
@@ -75,10 +89,10 @@ where
         cfg.table().to_owned(),
     );
     let found = answers().load().get(&key).cloned();
-    let cell = match found {
-        Some(cell) => cell,
+    let entry = match found {
+        Some(entry) => entry,
         None => {
-            let fresh = Arc::new(OnceCell::new());
+            let fresh = Arc::new(Entry::default());
             answers().rcu(|m| {
                 let mut m = Answers::clone(m);
                 m.entry(key.clone()).or_insert_with(|| fresh.clone());
@@ -87,5 +101,17 @@ where
             answers().load().get(&key).cloned().unwrap_or(fresh)
         }
     };
-    cell.get_or_try_init(describe).await.cloned()
+    let failed = || entry.failed.lock().unwrap_or_else(|e| e.into_inner());
+    let answer = entry
+        .answer
+        .get_or_try_init(|| async {
+            if failed().is_some_and(|t| t.elapsed() < ASK_AGAIN_AFTER) {
+                return Err(());
+            }
+            describe().await.map_err(|_| {
+                *failed() = Some(Instant::now());
+            })
+        })
+        .await;
+    answer.ok().cloned()
 }

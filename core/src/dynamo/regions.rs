@@ -44,12 +44,13 @@ impl Table {
 
     /// Refuses a lock operation on a global table with eventual consistency (unless allowed).
     /// The table is described once per process and table; a denied DescribeTable lets locks go
-    /// on and warns once; any other failure lets this operation go on and is asked again next
-    /// time.
+    /// on and warns once; any other failure lets locks go on and is asked again a minute later.
     pub(crate) async fn check_regions(&self) -> Result<()> {
         let c = self.config();
         let kind = once_per_process(c, || async {
-            let kind = self.describe_regions().await?;
+            let kind = self.describe_regions().await.inspect_err(|e| {
+                tracing::debug!(table = %c.table(), error = %e, "could not describe the table; locks go on");
+            })?;
             if let Replication::Unknown { reason } = &kind {
                 tracing::warn!(
                     name: "ddblock.table.describe_denied",
@@ -66,7 +67,7 @@ impl Table {
         })
         .await;
         match kind {
-            Ok(Replication::Eventual { replicas }) if !c.allow_eventual_global_table() => {
+            Some(Replication::Eventual { replicas }) if !c.allow_eventual_global_table() => {
                 Err(Error::Config(format!(
                     "table `{}` is a DynamoDB global table with multi-Region eventual consistency \
                      (MREC; replicas: {}): a conditional write is checked against one Region's \
@@ -80,11 +81,7 @@ impl Table {
                     replicas.join(", ")
                 )))
             }
-            Ok(_) => Ok(()),
-            Err(e) => {
-                tracing::debug!(table = %c.table(), error = %e, "could not describe the table; the lock goes on");
-                Ok(())
-            }
+            _ => Ok(()),
         }
     }
 }
