@@ -12,7 +12,7 @@ use crate::time::DateAnswer;
 
 pub use crate::aws::fault::service_code;
 pub use crate::aws::regions::Replication;
-pub use crate::dynamo::{sdk_error as dynamodb_error, Item};
+pub use crate::dynamo::{replication_of, sdk_error as dynamodb_error, Item};
 pub use crate::s3::s3_error;
 
 /// A raw item as the format layer reads it, under `cfg`'s attribute names.

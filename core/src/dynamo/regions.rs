@@ -88,7 +88,7 @@ impl Table {
 
 /// What a table description says of its Regions: replicas and their consistency (absent means
 /// eventual, the default).
-fn replication(t: &TableDescription) -> Replication {
+pub fn replication(t: &TableDescription) -> Replication {
     let replicas: Vec<String> = t
         .replicas()
         .iter()
