@@ -42,7 +42,8 @@ fn fix(
         return None;
     }
     let (ttl, clock) = (r.ttl.as_ref(), r.clock);
-    let describe = "grant `dynamodb:DescribeTable` on the table (docs/deploy.md), and run the doctor again";
+    let describe =
+        "grant `dynamodb:DescribeTable` on the table (docs/deploy.md), and run the doctor again";
     Some(match id {
         CheckId::Table | CheckId::KeySchema | CheckId::Regions if status == CheckStatus::Unknown => {
             describe.into()
