@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 
 import ddblock
-
 from conftest import FaultProxy
 
 REPLICAS = [{"RegionName": "us-east-1"}, {"RegionName": "eu-west-1"}]
