@@ -4,8 +4,8 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use ddblock::format::input::DEFAULT_LOCK_TTL_SECS;
-use ddblock::time::allowed_offset;
 use ddblock::sdk::Replication;
+use ddblock::time::allowed_offset;
 use ddblock::{Error, Result};
 
 use crate::clock::{self, ClockReading, OffsetVerdict};
@@ -409,9 +409,10 @@ impl Admin {
                 detail: p.clone(),
             },
         });
-        report
-            .checks
-            .push(regions_check(&table.replication, c.allow_eventual_global_table()));
+        report.checks.push(regions_check(
+            &table.replication,
+            c.allow_eventual_global_table(),
+        ));
     }
 }
 
