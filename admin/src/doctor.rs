@@ -4,13 +4,14 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use ddblock::format::input::DEFAULT_LOCK_TTL_SECS;
+use ddblock::sdk::Replication;
 use ddblock::time::allowed_offset;
 use ddblock::{Error, Result};
 
 use crate::clock::{self, ClockReading, OffsetVerdict};
 use crate::layout_check::LayoutTally;
 use crate::report::{Check, CheckId, CheckStatus, DoctorReport, ItemCounts};
-use crate::requests::TtlState;
+use crate::requests::{TableInfo, TtlState};
 use crate::s3_probe;
 #[cfg(doc)]
 use crate::scan::Scope;
@@ -24,6 +25,8 @@ pub const DEFAULT_LONG_LOCK_SECS: i64 = 3600;
 pub const DEFAULT_TTL_SKEW_SECS: i64 = 60;
 /// Default of [`DoctorOptions::clock_answers`]: answers whose `Date` headers measure the clock.
 pub const DEFAULT_CLOCK_ANSWERS: u32 = 5;
+/// The answer to a request the caller's policy does not allow.
+const ACCESS_DENIED: &str = "AccessDeniedException";
 /// Default of [`DoctorOptions::examples`]: ttl-0 locks listed.
 pub const DEFAULT_EXAMPLES: usize = 10;
 
@@ -96,8 +99,13 @@ impl Admin {
     /// proven within [`ddblock::time::allowed_offset`] of the clock-skew margin, fail when proven
     /// beyond, warn when the whole-second headers cannot tell.
     ///
-    /// A missing table is a failed check, not an error; a request that fails for another reason
-    /// (network, permissions on DescribeTable) is an error.
+    /// The regions check reads the same DescribeTable answer: a single-Region table or a global
+    /// table with strong consistency (MRSC) is ok; one with eventual consistency (MREC) fails
+    /// (warns with `allow_eventual_global_table`): two Regions can hold the same lock.
+    ///
+    /// A missing table is a failed check, not an error; a denied DescribeTable makes the table,
+    /// key schema and regions checks unknown; a request that fails for another reason (network)
+    /// is an error.
     ///
     /// With the s3 lock backend, the bucket is probed too (the `s3_*` checks, after the table's):
     /// on a scratch object of its own, whether `If-None-Match: *` refuses an existing object, the
@@ -157,7 +165,7 @@ impl Admin {
             detail: why.to_owned(),
         };
         let table = match self.describe_table().await {
-            Ok(t) => t,
+            Ok(t) => Some(t),
             Err(Error::TableNotFound { endpoint, .. }) => {
                 // With the s3 backend the locks live in the bucket: the table serves only cache
                 // entries, once-only guards and compare-and-set, which a lock-only user never calls.
@@ -180,6 +188,7 @@ impl Admin {
                 let why = "the table does not exist";
                 for id in [
                     CheckId::KeySchema,
+                    CheckId::Regions,
                     CheckId::Ttl,
                     CheckId::ExpiredItems,
                     CheckId::DefaultTtlLocks,
@@ -191,41 +200,27 @@ impl Admin {
                 report.checks.push(clock_check);
                 return Ok(report);
             }
+            // A policy without dynamodb:DescribeTable: what it would tell is unknown; the other
+            // checks go on (the locks do too, with one warning).
+            Err(e) if e.code() == Some(ACCESS_DENIED) => None,
             Err(e) => return Err(e),
         };
-        let status = table.status.clone();
-        let billing = table.billing_mode.clone();
-        report.checks.push(Check {
-            id: CheckId::Table,
-            status: if table.active {
-                CheckStatus::Ok
-            } else {
-                CheckStatus::Warn
-            },
-            detail: format!(
-                "table `{}` exists, status {status}{}",
-                c.table(),
-                match billing.as_deref() {
-                    Some("PAY_PER_REQUEST") => ", on-demand",
-                    Some("PROVISIONED") => ", provisioned capacity",
-                    _ => "",
+        match table {
+            Some(table) => self.table_checks(&mut report, table),
+            None => {
+                for (id, what) in [
+                    (CheckId::Table, "whether the table exists and is ACTIVE"),
+                    (CheckId::KeySchema, "its key schema"),
+                    (CheckId::Regions, "whether it spans Regions"),
+                ] {
+                    report.checks.push(Check {
+                        id,
+                        status: CheckStatus::Unknown,
+                        detail: format!("DescribeTable was denied, so {what} is unknown"),
+                    });
                 }
-            ),
-        });
-        report.table_status = Some(status);
-        report.billing_mode = billing;
-        report.checks.push(match &table.key_schema_problem {
-            None => Check {
-                id: CheckId::KeySchema,
-                status: CheckStatus::Ok,
-                detail: format!("one string partition key `{}`", c.key_attribute()),
-            },
-            Some(p) => Check {
-                id: CheckId::KeySchema,
-                status: CheckStatus::Fail,
-                detail: p.clone(),
-            },
-        });
+            }
+        }
         let ttl = self.describe_ttl().await?;
         let exp = c.expiration_attribute();
         report.checks.push(Check {
@@ -374,6 +369,87 @@ impl Admin {
         report.counts = Some(counts);
         report.default_ttl_examples = examples;
         Ok(report)
+    }
+}
+
+impl Admin {
+    /// The checks DescribeTable's answer settles: the table, its key schema, its Regions.
+    fn table_checks(&self, report: &mut DoctorReport, table: TableInfo) {
+        let c = self.config();
+        let status = table.status.clone();
+        let billing = table.billing_mode.clone();
+        report.checks.push(Check {
+            id: CheckId::Table,
+            status: if table.active {
+                CheckStatus::Ok
+            } else {
+                CheckStatus::Warn
+            },
+            detail: format!(
+                "table `{}` exists, status {status}{}",
+                c.table(),
+                match billing.as_deref() {
+                    Some("PAY_PER_REQUEST") => ", on-demand",
+                    Some("PROVISIONED") => ", provisioned capacity",
+                    _ => "",
+                }
+            ),
+        });
+        report.table_status = Some(status);
+        report.billing_mode = billing;
+        report.checks.push(match &table.key_schema_problem {
+            None => Check {
+                id: CheckId::KeySchema,
+                status: CheckStatus::Ok,
+                detail: format!("one string partition key `{}`", c.key_attribute()),
+            },
+            Some(p) => Check {
+                id: CheckId::KeySchema,
+                status: CheckStatus::Fail,
+                detail: p.clone(),
+            },
+        });
+        report.checks.push(regions_check(
+            &table.replication,
+            c.allow_eventual_global_table(),
+        ));
+    }
+}
+
+/// The regions check: worded as the PHP driver's `php artisan ddblock:doctor` words it.
+fn regions_check(kind: &Replication, allowed: bool) -> Check {
+    let (status, detail) = match kind {
+        Replication::SingleRegion => (CheckStatus::Ok, "a single-Region table".to_owned()),
+        Replication::Strong { replicas } => (
+            CheckStatus::Ok,
+            format!(
+                "a global table with multi-Region strong consistency (MRSC; replicas: {}): \
+                 conditional writes hold across Regions",
+                replicas.join(", ")
+            ),
+        ),
+        Replication::Eventual { replicas } => (
+            if allowed {
+                CheckStatus::Warn
+            } else {
+                CheckStatus::Fail
+            },
+            format!(
+                "a global table with multi-Region eventual consistency (MREC; replicas: {}): a \
+                 conditional write is checked in one Region only, so two Regions can hold the \
+                 same lock",
+                replicas.join(", ")
+            ),
+        ),
+        Replication::Unknown { .. } => (
+            CheckStatus::Unknown,
+            "DescribeTable was denied, so whether it spans Regions is unknown".to_owned(),
+        ),
+    };
+    Check {
+        id: CheckId::Regions,
+        status,
+        detail,
     }
 }
 

@@ -14,6 +14,9 @@ pub enum CheckId {
     Table,
     /// Exactly one string partition key named as configured.
     KeySchema,
+    /// One Region, or a global table whose conditional writes hold across Regions (MRSC); a
+    /// global table with eventual consistency (MREC) fails: two Regions can hold one lock.
+    Regions,
     /// TTL enabled on the expiration attribute.
     Ttl,
     /// Expired items still in the table.
@@ -43,13 +46,14 @@ pub enum CheckId {
 }
 
 impl CheckId {
-    /// `table`, `key_schema`, `ttl`, `expired_items`, `default_ttl_locks`, `invalid_items`,
+    /// `table`, `key_schema`, `regions`, `ttl`, `expired_items`, `default_ttl_locks`, `invalid_items`,
     /// `layout`, `clock`; with the s3 lock backend also `s3_create_if_absent`, `s3_etag_changes`,
     /// `s3_if_match_put`, `s3_if_match_delete`, `s3_versioning`, `s3_cleanup`.
     pub fn as_str(self) -> &'static str {
         match self {
             CheckId::Table => "table",
             CheckId::KeySchema => "key_schema",
+            CheckId::Regions => "regions",
             CheckId::Ttl => "ttl",
             CheckId::ExpiredItems => "expired_items",
             CheckId::DefaultTtlLocks => "default_ttl_locks",

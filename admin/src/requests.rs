@@ -9,7 +9,7 @@ use aws_sdk_dynamodb::types::{
     ScalarAttributeType, TableDescription, TableStatus, TimeToLiveSpecification, TimeToLiveStatus,
 };
 use ddblock::format::item::{ItemView, ATTEMPT_ATTRIBUTE, FENCE_ATTRIBUTE};
-use ddblock::sdk::{dynamodb_error, item_view, service_code, Item};
+use ddblock::sdk::{dynamodb_error, item_view, replication_of, service_code, Item, Replication};
 use ddblock::{Error, Result};
 
 use crate::Admin;
@@ -80,6 +80,8 @@ pub struct TableInfo {
     pub billing_mode: Option<String>,
     /// Why the key schema does not fit Laravel's cache table, if it does not.
     pub key_schema_problem: Option<String>,
+    /// Which Regions the table spans, and with what consistency.
+    pub replication: Replication,
 }
 
 impl Admin {
@@ -145,6 +147,7 @@ impl Admin {
                 .and_then(|b| b.billing_mode())
                 .map(|b| b.as_str().to_owned()),
             key_schema_problem: self.key_schema_problem(&t),
+            replication: replication_of(&t),
         })
     }
 

@@ -52,6 +52,8 @@ export interface StoreOptions {
   releaseMode?: string
   /** Whether warnings and debug events name the lock, key or event id they are about; `hide` for a table whose keys are secret (they say `<hidden>`; metrics and spans never name one) (docs/observability.md). Default: `show`. Environment: `DDBLOCK_LOG_NAMES`. */
   logNames?: string
+  /** `true` lets locks run on a global table with eventual consistency (MREC), which they refuse: only safe when every process that takes them writes to one Region (docs/semantics.md#multi-region). Default: `false`. Environment: `DDBLOCK_ALLOW_EVENTUAL_GLOBAL_TABLE`. */
+  allowEventualGlobalTable?: string
 }
 // settings: end
 

@@ -222,9 +222,9 @@ export declare class NativeVersioned {
 /** One doctor check. */
 export interface Check {
   /**
-   * `table`, `key_schema`, `ttl`, `expired_items`, `default_ttl_locks`, `invalid_items`,
-   * `layout`, `clock`; with the s3 backend also `s3_create_if_absent`, `s3_etag_changes`,
-   * `s3_if_match_put`, `s3_if_match_delete`, `s3_versioning`, `s3_cleanup`.
+   * `table`, `key_schema`, `regions`, `ttl`, `expired_items`, `default_ttl_locks`,
+   * `invalid_items`, `layout`, `clock`; with the s3 backend also `s3_create_if_absent`,
+   * `s3_etag_changes`, `s3_if_match_put`, `s3_if_match_delete`, `s3_versioning`, `s3_cleanup`.
    */
   id: string
   /** `ok`, `warn`, `fail`, `unknown`, `skipped`. */

@@ -139,8 +139,10 @@ class Checks:
         self.failed += not ok
         print(f"{'ok  ' if ok else 'FAIL'}  {user:8} {what}" + ("" if ok else f"\n      {detail}"))
 
-    def cli(self, user, *args, exit=0, want=None, denied=False):
-        """Runs `ddblock --json ARGS` as USER. denied: must fail with AccessDenied."""
+    def cli(self, user, *args, exit=0, want=None, denied=False, warns=None):
+        """Runs `ddblock --json ARGS` as USER. denied: must fail with AccessDenied. A run that
+        succeeds must log no warning naming a permission its policy lacks (the lock's
+        DescribeTable check), unless `warns` names the text it must log."""
         r = subprocess.run(
             [str(CLI), "--json", *args],
             env=self.env(user),
@@ -167,7 +169,9 @@ class Checks:
                 ok = r.returncode == exit and (want is None or bool(want(out)))
             except (KeyError, TypeError):
                 ok = False
-            what = f"ddblock {shown}"
+            logged = "dynamodb:DescribeTable" in r.stderr
+            ok = ok and (warns in r.stderr if warns else not logged)
+            what = f"ddblock {shown}" + (f" (warns: {warns})" if warns else "")
         self.report(ok, user, what, f"exit {r.returncode}: {r.stdout.strip()} {r.stderr.strip()}")
         return out
 
@@ -224,6 +228,16 @@ def run_checks(c):
     c.cli("locks", "acquire", "job", *ttl, "--wait", "2", want=lambda o: o[held])
     c.cli("locks", "force-release", "job", want=lambda o: o["force_released"])
     c.cli("locks", "put", "k", "v", *ttl, denied=True)
+    # Without dynamodb:DescribeTable (the patterns policy has UpdateItem): the lock is taken and the
+    # check's warning names the permission.
+    c.cli(
+        "patterns",
+        "acquire",
+        "nodescribe",
+        *ttl,
+        want=lambda o: o[held],
+        warns="dynamodb:DescribeTable",
+    )
     c.cli("locks", "create-table", denied=True)
     c.cli("locks", "list", denied=True)
     c.cli("locks", "sweep", denied=True)

@@ -179,7 +179,8 @@ pub enum Error {
         /// What the credentials provider chain reported.
         message: String,
     },
-    /// The configuration is incomplete or contradictory.
+    /// The configuration is incomplete or contradictory, or the table cannot hold locks safely (a
+    /// global table with multi-Region eventual consistency: docs/semantics.md "Multi-Region").
     #[error("configuration error: {0}")]
     Config(String),
     /// The operation does not exist for a DynamoDB store (as in Laravel).

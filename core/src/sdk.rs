@@ -4,13 +4,15 @@
 //! pattern requests never use this module: they go through the request layers inside the crate.
 
 use crate::config::StoreConfig;
+use crate::error::Result;
 use crate::format::item::ItemView;
 use crate::s3::S3Client;
 use crate::store::Store;
 use crate::time::DateAnswer;
 
 pub use crate::aws::fault::service_code;
-pub use crate::dynamo::{sdk_error as dynamodb_error, Item};
+pub use crate::aws::regions::Replication;
+pub use crate::dynamo::{replication_of, sdk_error as dynamodb_error, Item};
 pub use crate::s3::s3_error;
 
 /// A raw item as the format layer reads it, under `cfg`'s attribute names.
@@ -29,5 +31,11 @@ impl Store {
     /// (an error answer carries one too); `None` without an answer or a `Date`.
     pub async fn clock_sample(&self) -> Option<DateAnswer> {
         self.table().clock_sample().await
+    }
+
+    /// One DescribeTable (not the lock's once-per-process answer): which Regions the table spans
+    /// and with what consistency; [`Replication::Unknown`] when the request is denied.
+    pub async fn replication(&self) -> Result<Replication> {
+        self.table().describe_regions().await
     }
 }

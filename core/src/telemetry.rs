@@ -169,6 +169,16 @@ pub const INSTRUMENTS: &[Instrument] = &[
                   than the clock-skew margin allows (at most once a minute per store).",
     },
     Instrument {
+        name: "ddblock.table.describe_denied",
+        kind: Kind::Warning,
+        unit: "",
+        attributes: &["table", "permission"],
+        meaning: "The check of which Regions the table spans (one DescribeTable per process and \
+                  table, before its first lock operation) was denied: locks go on unchecked; \
+                  grant `dynamodb:DescribeTable` ([semantics](semantics.md#multi-region)). Once \
+                  per process and table.",
+    },
+    Instrument {
         name: "ddblock.lock.lease_lost",
         kind: Kind::Warning,
         unit: "",

@@ -42,7 +42,14 @@ fn fix(
         return None;
     }
     let (ttl, clock) = (r.ttl.as_ref(), r.clock);
+    let describe =
+        "grant `dynamodb:DescribeTable` on the table (docs/deploy.md), and run the doctor again";
     Some(match id {
+        CheckId::Table | CheckId::KeySchema | CheckId::Regions if status == CheckStatus::Unknown => {
+            describe.into()
+        }
+        CheckId::Regions if status == CheckStatus::Fail => "lock on a global table with multi-Region strong consistency (MRSC) or on a single-Region table (--table); the locks refuse this one. If every process that takes these locks writes to one Region, set --allow-eventual-global-table true / DDBLOCK_ALLOW_EVENTUAL_GLOBAL_TABLE=true".into(),
+        CheckId::Regions => "allowed by allow_eventual_global_table: keep every process that takes these locks writing to one Region".into(),
         CheckId::Table if status == CheckStatus::Fail => {
             "run `ddblock create-table` (same --table/--endpoint/--region), or fix the table name, endpoint or region".into()
         }

@@ -20,6 +20,8 @@ use ddblock_admin::{
     ClockOffset, ClockReading, CLOCK_SPACING, DEFAULT_CLOCK_ANSWERS, DEFAULT_EXAMPLES,
     DEFAULT_LONG_LOCK_SECS, DEFAULT_SWEEP_GRACE_SECS, DEFAULT_TTL_SKEW_SECS,
 };
+use ddblock_fault_proxy::FaultConfig;
+use ddblock_test_support::faulty::faulty;
 use ddblock_test_support::{create_keyed_table, put_raw_item, unique};
 use serde_json::{json, Value};
 
@@ -402,6 +404,18 @@ fn every_case_on(server: Server) {
             };
             write(&ctx, layout, &case["items"]);
             ran += 1;
+            // A case with `proxy` runs through the fault proxy with those faults (a global table's
+            // DescribeTable fields, a denied action): no local server has them.
+            let (_rt, _proxy, ctx) = match case.get("proxy") {
+                Some(faults) => {
+                    let rt = tokio::runtime::Runtime::new().unwrap();
+                    let faults: FaultConfig = serde_json::from_value(faults.clone()).unwrap();
+                    let proxy = rt.block_on(faulty(&ctx.endpoint, faults));
+                    let through = ctx.via(proxy.endpoint.clone());
+                    (Some(rt), Some(proxy), through)
+                }
+                None => (None, None, ctx),
+            };
             for d in doctor_differs(&ctx, layout, case) {
                 failures.push(format!("{layout}: {}: {d}", case["case"]));
             }

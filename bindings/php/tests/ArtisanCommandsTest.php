@@ -379,17 +379,18 @@ final class ArtisanCommandsTest extends TestCase
             ),
             "  ok      table             table `$table` exists, status ACTIVE, on-demand",
             '  ok      key_schema        one string partition key `key`',
+            '  ok      regions           a single-Region table',
             '  warn    ttl               TTL is disabled: expired items stay in the table until deleted (reads and '
                 . 'lock conditions check `expires_at` themselves, so this is garbage, not a bug)',
             '                            fix: enable TTL on `expires_at` (the AWS console, `aws dynamodb '
                 . 'update-time-to-live`, or `ddblock create-table` on the existing table), or schedule `php artisan '
                 . 'ddblock:sweep --force --store=dynamodb`',
             '  ok      expired_items     no expired items among 2 in scope',
-        ], array_slice($lines, 0, 6));
+        ], array_slice($lines, 0, 7));
         $this->assertMatchesRegularExpression(
             '/^  (ok  |warn)    clock             this host\'s clock (agrees with|is \d\.\d\d s (ahead of|behind)) '
                 . 'DynamoDB\'s/u',
-            $lines[9]
+            $lines[10]
         );
         $this->assertSame('no failures', end($lines));
 

@@ -10,6 +10,7 @@ use Ddblock\Laravel\Console\Doctor;
 use Ddblock\Laravel\Console\DoctorCommand;
 use Ddblock\Laravel\Console\SweepCommand;
 use Ddblock\Laravel\TableView;
+use Ddblock\Laravel\Tests\Support\FaultProxy;
 use Ddblock\Laravel\Tests\Support\TestApp;
 
 /**
@@ -83,13 +84,28 @@ final class DoctorCasesTest extends TestCase
         }
         self::write($client, $table, $layout, $case['items'] ?? []);
         $o = $case['options'] ?? [];
+        // A case with `proxy` runs through the fault proxy with those faults (a global table's DescribeTable fields,
+        // a denied action): no local server has them.
+        $proxy = null;
+        if (isset($case['proxy'])) {
+            $proxy = FaultProxy::start(self::cargoBinary('fault-proxy'), self::endpoint($server));
+            $proxy->configure($case['proxy']);
+            $client = self::client($proxy->url);
+        }
         $store = self::driverStore($layout, $client, $table, self::cases()['prefix']);
-        $report = (new Doctor(new TableView($store)))
-            ->run($o['scan'] ?? true, $o['all'] ?? false, $o['min_remaining'] ?? Doctor::LONG_LOCK_SECONDS, false);
+        try {
+            $report = (new Doctor(new TableView($store)))
+                ->run($o['scan'] ?? true, $o['all'] ?? false, $o['min_remaining'] ?? Doctor::LONG_LOCK_SECONDS, false);
+        } finally {
+            $proxy?->stop();
+        }
 
         $vars = ['{table}' => $table, '{endpoint}' => self::endpoint($server), '{layout}' => $layout];
         $this->assertSame(
-            ['table', 'key_schema', 'ttl', 'expired_items', 'default_ttl_locks', 'invalid_items', 'layout', 'clock'],
+            [
+                'table', 'key_schema', 'regions', 'ttl', 'expired_items', 'default_ttl_locks', 'invalid_items',
+                'layout', 'clock',
+            ],
             array_column($report['checks'], 'id')
         );
         $checks = array_column($report['checks'], null, 'id');

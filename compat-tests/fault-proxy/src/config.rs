@@ -72,7 +72,8 @@ pub struct FaultConfig {
     /// Key attribute used for PutItem items when the table's key schema cannot be learned.
     pub key_attribute: String,
     /// Scripted faults, per operation: the next requests of that operation get these faults in
-    /// order (`ok`, `drop`, `reset`, `drop_request`, `throttle`, `error500`, `delay`), before the
+    /// order (`ok`, `drop`, `reset`, `drop_request`, `throttle`, `error500`, `delay`,
+    /// `replicated_conflict`: 400 `ReplicatedWriteConflictException`, not forwarded), before the
     /// random faults take over. Deterministic where a test needs one exact sequence.
     pub sequence: BTreeMap<String, Vec<String>>,
     /// Record every forwarded write and its answer (`GET /__proxy/journal`), forwarding writes to
@@ -83,6 +84,13 @@ pub struct FaultConfig {
     /// if it ignored it, the way some S3-compatible stores ignore `If-Match` on DeleteObject.
     /// Everything else is forwarded as the client sent it.
     pub strip_headers: BTreeMap<String, Vec<String>>,
+    /// Operations answered 400 `AccessDeniedException`, not forwarded: a least-privilege IAM
+    /// policy without them (`["DescribeTable"]`).
+    pub deny_ops: Vec<String>,
+    /// Fields merged into the `Table` of every `DescribeTable` answer, as a global table's would
+    /// show them: `{"Replicas": [{"RegionName": "eu-west-1"}], "MultiRegionConsistency":
+    /// "STRONG"}` (no local server has global tables).
+    pub describe_table: serde_json::Map<String, serde_json::Value>,
 }
 
 impl Default for FaultConfig {
@@ -111,6 +119,8 @@ impl Default for FaultConfig {
             sequence: BTreeMap::new(),
             journal: false,
             strip_headers: BTreeMap::new(),
+            deny_ops: Vec::new(),
+            describe_table: serde_json::Map::new(),
         }
     }
 }
@@ -188,7 +198,7 @@ impl FaultConfig {
 }
 
 /// The faults a [`FaultConfig::sequence`] can name.
-pub const SEQUENCE_FAULTS: [&str; 7] = [
+pub const SEQUENCE_FAULTS: [&str; 8] = [
     "ok",
     "drop",
     "reset",
@@ -196,6 +206,7 @@ pub const SEQUENCE_FAULTS: [&str; 7] = [
     "throttle",
     "error500",
     "delay",
+    "replicated_conflict",
 ];
 
 /// Usage text of the `fault-proxy` binary.
@@ -223,6 +234,7 @@ options:
   --latency-jitter-ms N        extra uniform latency in [0, N] ms (default 0)
   --key-attribute NAME         PutItem key attribute if the key schema is unknown (default key)
   --journal                    record every forwarded write and its answer (GET /__proxy/journal)
+  --deny-ops A,B               operations answered 400 AccessDeniedException (default none)
   --strip-header METHOD:NAME   drop request header NAME from METHOD requests (repeatable), e.g.
                                DELETE:If-Match: a server that ignores that condition
   --config-json JSON           a whole ProxyConfig as JSON (flags after it override it)
@@ -299,6 +311,7 @@ where
             "--latency-ms" => faults.latency_ms = parse_num(f, &value)?,
             "--latency-jitter-ms" => faults.latency_jitter_ms = parse_num(f, &value)?,
             "--key-attribute" => faults.key_attribute = value,
+            "--deny-ops" => faults.deny_ops = parse_ops(&value),
             "--journal" => faults.journal = parse_num(f, &value)?,
             "--strip-header" => {
                 let (method, name) = value.split_once(':').ok_or_else(|| {

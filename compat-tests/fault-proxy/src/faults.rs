@@ -1,5 +1,6 @@
-//! Applying the faults a plan drew: latency, dropped requests, throttling and 500s before the
-//! request is forwarded; dropped, reset or delayed answers after it.
+//! Applying the faults a plan drew: latency, dropped requests, denials, replicated write
+//! conflicts, throttling and 500s before the request is forwarded; dropped, reset or delayed
+//! answers after it.
 
 use std::time::Duration;
 
@@ -31,6 +32,27 @@ pub(crate) async fn before_forward(
     if plan.drop_request {
         sh.counters.add(op, stats::DROPPED_REQUEST);
         return Some(Reply::Close);
+    }
+    if plan.access_denied {
+        return Some(refuse(
+            sh,
+            op,
+            stats::ACCESS_DENIED,
+            400,
+            "AccessDeniedException",
+            "injected denial (deny_ops): the caller's policy does not allow this action",
+        ));
+    }
+    if plan.replicated_conflict {
+        return Some(refuse(
+            sh,
+            op,
+            stats::REPLICATED_CONFLICT,
+            400,
+            "ReplicatedWriteConflictException",
+            "injected replicated write conflict: one or more items in the request are being \
+             modified by a request in another Region",
+        ));
     }
     if plan.throttle {
         return Some(refuse(

@@ -22,6 +22,10 @@ pub(crate) struct Plan {
     pub(crate) drop_request: bool,
     pub(crate) reset: bool,
     pub(crate) delay_response: bool,
+    /// Answered 400 `ReplicatedWriteConflictException` (scripted only).
+    pub(crate) replicated_conflict: bool,
+    /// Answered 400 `AccessDeniedException` (`deny_ops`).
+    pub(crate) access_denied: bool,
     /// One entry per eventually consistent key read, in request order: the staleness in µs, if stale.
     pub(crate) stale: Vec<Option<i64>>,
 }
@@ -76,6 +80,8 @@ impl Planner {
                 throttle: fault == "throttle",
                 error500: fault == "error500",
                 delay_response: fault == "delay",
+                replicated_conflict: fault == "replicated_conflict",
+                access_denied: cfg.deny_ops.iter().any(|o| o == op),
                 stale: vec![None; eventual_reads],
                 ..Plan::default()
             };
@@ -86,6 +92,7 @@ impl Planner {
             plan.extra_latency_ms = rng.random_range(0..=cfg.latency_jitter_ms);
         }
         plan.latency = op_selected(&cfg.latency_ops, op);
+        plan.access_denied = cfg.deny_ops.iter().any(|o| o == op);
         let mut chance =
             |rate: f64, ops: &[String]| rate > 0.0 && op_selected(ops, op) && rng.random_bool(rate);
         plan.drop_request = chance(cfg.drop_request_rate, &cfg.drop_request_ops);

@@ -9,7 +9,7 @@ use crate::config::FaultConfig;
 use crate::control::{control, is_control};
 use crate::faults;
 use crate::history::Item;
-use crate::http1::{Reply, Request};
+use crate::http1::{Reply, Request, Response};
 use crate::journal::Delivery;
 use crate::plan::{count_eventual_reads, Plan};
 use crate::shared::Shared;
@@ -93,11 +93,29 @@ pub(crate) async fn handle(sh: &Shared, req: Request) -> Reply {
             sh.counters.add(&op, stats::STALE_SERVED);
             Reply::Send(stale::merge_batch(resp, served))
         }
+        _ if op == "DescribeTable" && resp.ok() && !cfg.describe_table.is_empty() => {
+            sh.counters.add(&op, &resp.outcome());
+            Reply::Send(as_global_table(sh, &cfg, resp))
+        }
         _ => {
             sh.counters.add(&op, &resp.outcome());
             Reply::Send(resp.into_response())
         }
     }
+}
+
+/// A `DescribeTable` answer with `cfg.describe_table`'s fields set in its `Table`, as DynamoDB
+/// describes a global table (fresh CRC32, as the SDKs check it).
+fn as_global_table(sh: &Shared, cfg: &FaultConfig, resp: UpstreamResponse) -> Response {
+    let Some(mut body) = resp.json() else {
+        return resp.into_response();
+    };
+    if let Some(Value::Object(table)) = body.get_mut("Table") {
+        for (k, v) in &cfg.describe_table {
+            table.insert(k.clone(), v.clone());
+        }
+    }
+    sh.ddb_response(resp.status, &Value::Object(body))
 }
 
 /// The request without the headers `cfg.strip_headers` drops from its method, counted.

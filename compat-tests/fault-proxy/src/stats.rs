@@ -21,6 +21,10 @@ pub const RESET: &str = "reset";
 pub const DELAYED: &str = "delayed";
 /// Outcome: answered 400 ProvisionedThroughputExceededException without forwarding.
 pub const THROTTLED: &str = "throttled";
+/// Outcome: answered 400 AccessDeniedException without forwarding (`deny_ops`).
+pub const ACCESS_DENIED: &str = "access_denied";
+/// Outcome: answered 400 ReplicatedWriteConflictException without forwarding (scripted).
+pub const REPLICATED_CONFLICT: &str = "replicated_conflict";
 /// Outcome: answered 500 InternalServerError without forwarding.
 pub const ERROR_500: &str = "error500";
 /// Outcome: request headers were dropped before forwarding (`strip_headers`); counted besides the

@@ -186,3 +186,59 @@ async fn latency_is_added_before_forwarding() {
     })
     .await;
 }
+
+/// What no local server has, made by the proxy: a global table's `DescribeTable` fields, a denied
+/// action (`deny_ops`), and MRSC's `ReplicatedWriteConflictException` (scripted; not forwarded,
+/// so the write did not land).
+#[tokio::test]
+async fn global_table_fields_denials_and_replicated_conflicts() {
+    let mut described = serde_json::Map::new();
+    described.insert(
+        "Replicas".into(),
+        serde_json::json!([{"RegionName": "eu-west-1"}, {"RegionName": "us-east-1"}]),
+    );
+    described.insert("MultiRegionConsistency".into(), "STRONG".into());
+    let faults = FaultConfig {
+        describe_table: described,
+        sequence: [("PutItem".to_owned(), vec!["replicated_conflict".to_owned()])].into(),
+        ..FaultConfig::default()
+    };
+    each_backend(faults, async |r: &Rig| {
+        let t = r.c.describe_table().table_name(&r.table).send().await;
+        let t = t.expect("described").table.expect("a table");
+        let regions: Vec<_> = t
+            .replicas()
+            .iter()
+            .filter_map(|x| x.region_name())
+            .collect();
+        assert_eq!(regions, ["eu-west-1", "us-east-1"], "{}", r.name);
+        assert_eq!(
+            t.multi_region_consistency().map(|c| c.as_str()),
+            Some("STRONG"),
+            "{}",
+            r.name
+        );
+        let put = r.c.put_item().table_name(&r.table).item("key", s("k"));
+        expect_code(put.send().await, "ReplicatedWriteConflictException", r.name);
+        r.expect_direct_owner("k", None).await;
+        r.expect_stats(&[
+            ("DescribeTable", "forwarded_ok", 1),
+            ("PutItem", "replicated_conflict", 1),
+        ]);
+    })
+    .await;
+    let faults = FaultConfig {
+        deny_ops: vec!["DescribeTable".into()],
+        ..FaultConfig::default()
+    };
+    each_backend(faults, async |r: &Rig| {
+        let described = r.c.describe_table().table_name(&r.table).send().await;
+        expect_code(described, "AccessDeniedException", r.name);
+        r.put("k", "v").await; // other operations go through
+        r.expect_stats(&[
+            ("DescribeTable", "access_denied", 1),
+            ("PutItem", "forwarded_ok", 1),
+        ]);
+    })
+    .await;
+}

@@ -23,6 +23,11 @@ const THROTTLE_CODES: &[&str] = &[
     "SlowDown",
 ];
 
+/// DynamoDB's answer on a global table with multi-Region strong consistency (MRSC) when a write
+/// in another Region was changing the same item at the same moment: "the request was rejected"
+/// (API reference; the AWS SDKs mark it retry-safe), so the write did not land.
+pub(crate) const REPLICATED_WRITE_CONFLICT: &str = "ReplicatedWriteConflictException";
+
 /// What the chain of a dispatch failure says when no byte was sent: the connection could not be
 /// made (refused, unreachable, not resolvable, a connect timeout). hyper's client reports these
 /// as "client error (Connect)", the SDK's connect timeout as "connect timeout".
@@ -93,6 +98,14 @@ where
                     "S3 bucket `{bucket}` does not exist at {endpoint} ({operation}): create it, \
                      or fix the bucket name, endpoint or region"
                 )),
+                (REPLICATED_WRITE_CONFLICT, Service::DynamoDb) => Error::Service {
+                    operation,
+                    message: format!(
+                        "{message} (a write in another Region was changing the same item at the \
+                         same moment; this write did not land and may be sent again)"
+                    ),
+                    code,
+                },
                 (c, _) if THROTTLE_CODES.contains(&c) => Error::Throttled {
                     operation,
                     code,
@@ -144,6 +157,16 @@ where
             code: "Unknown".into(),
             message: DisplayErrorContext(&err).to_string(),
         },
+    }
+}
+
+/// Whether a write was refused before it could change anything, so sending it again cannot hide
+/// one that landed: throttled, never connected, or a replicated write conflict (MRSC).
+pub(crate) fn refused_before_landing(e: &Error) -> bool {
+    match e {
+        Error::Throttled { .. } | Error::Transport { sent: false, .. } => true,
+        Error::Service { code, .. } => code == REPLICATED_WRITE_CONFLICT,
+        _ => false,
     }
 }
 

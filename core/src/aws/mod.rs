@@ -4,6 +4,7 @@
 //! `aws_config` and the SDKs' shared runtime types, never an SDK crate.
 
 pub(crate) mod fault;
+pub(crate) mod regions;
 
 use std::future::Future;
 use std::sync::Arc;

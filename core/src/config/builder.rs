@@ -78,6 +78,11 @@ impl StoreConfigBuilder {
         /// (`DDBLOCK_LOG_NAMES=hide`: false, for tables whose keys are secret; they then say
         /// `<hidden>`). Metrics and spans never name one.
         log_names(yes: bool) => log_names = yes;
+        /// Let locks run on a DynamoDB global table with multi-Region eventual consistency
+        /// (MREC; `DDBLOCK_ALLOW_EVENTUAL_GLOBAL_TABLE=true`), which they refuse by default: its
+        /// conditional writes are checked in one Region only, so two Regions can hold one lock.
+        /// Safe only when every process that takes these locks writes to the same Region.
+        allow_eventual_global_table(yes: bool) => allow_eventual_global_table = yes;
         /// How a lock in the DynamoDB table is released (`DDBLOCK_RELEASE_MODE`): `Delete` (the
         /// default) or `KeepFence`, which expires the item and keeps its fencing token.
         release_mode(mode: ReleaseMode) => release_mode = mode;

@@ -182,6 +182,7 @@ pub struct StoreConfig {
     pub(crate) s3_release_by_overwrite: bool,
     pub(crate) release_mode: ReleaseMode,
     pub(crate) log_names: bool,
+    pub(crate) allow_eventual_global_table: bool,
 }
 
 impl fmt::Debug for StoreConfig {
@@ -228,6 +229,7 @@ impl StoreConfig {
                 s3_release_by_overwrite: false,
                 release_mode: ReleaseMode::Delete,
                 log_names: true,
+                allow_eventual_global_table: false,
             },
         }
     }
@@ -387,6 +389,11 @@ impl StoreConfig {
     /// How a lock in the DynamoDB table is released.
     pub fn release_mode(&self) -> ReleaseMode {
         self.release_mode
+    }
+    /// Whether locks may run on a global table with eventual consistency (MREC), which they
+    /// otherwise refuse ([`StoreConfigBuilder::allow_eventual_global_table`]).
+    pub fn allow_eventual_global_table(&self) -> bool {
+        self.allow_eventual_global_table
     }
 }
 

@@ -90,6 +90,7 @@ pub enum Key {
     S3Release,
     ReleaseMode,
     LogNames,
+    AllowEventualGlobalTable,
     WorkerThreads,
 }
 
@@ -361,6 +362,19 @@ pub const SETTINGS: &[Setting] = &[
               never name one) ([observability](observability.md))",
     },
     Setting {
+        key: Key::AllowEventualGlobalTable,
+        rust: Some("allow_eventual_global_table"),
+        python: Some("allow_eventual_global_table"),
+        node: Some("allowEventualGlobalTable"),
+        cli: Some("allow-eventual-global-table"),
+        env: Some("DDBLOCK_ALLOW_EVENTUAL_GLOBAL_TABLE"),
+        unit: Unit::Choice(&["false", "true"]),
+        default: All("`false`"),
+        doc: "`true` lets locks run on a global table with eventual consistency (MREC), which \
+              they refuse: only safe when every process that takes them writes to one Region \
+              ([semantics](semantics.md#multi-region))",
+    },
+    Setting {
         key: Key::WorkerThreads,
         rust: None,
         python: None,
@@ -453,6 +467,9 @@ impl Setting {
             Key::Bucket => b.s3_bucket(text(value)?),
             Key::ReleaseMode => b.release_mode(text(value)?.parse()?),
             Key::LogNames => b.log_names(!other_word(name, &text(value)?, ["show", "hide"])?),
+            Key::AllowEventualGlobalTable => {
+                b.allow_eventual_global_table(other_word(name, &text(value)?, ["false", "true"])?)
+            }
             Key::S3Release => {
                 b.s3_release_by_overwrite(other_word(name, &text(value)?, ["delete", "overwrite"])?)
             }

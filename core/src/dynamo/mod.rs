@@ -13,6 +13,7 @@ mod client;
 mod date;
 mod error;
 mod once;
+mod regions;
 mod request;
 
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -29,6 +30,7 @@ pub use attr::Item;
 pub(crate) use cas::CasWrite;
 pub use error::sdk_error;
 pub(crate) use once::{ClaimAdd, Conditional};
+pub use regions::replication as replication_of;
 pub(crate) use request::{DeleteIfValue, TakeLock};
 
 /// What a server does with `ReturnValuesOnConditionCheckFailure: ALL_OLD` (dynalite ignores it).

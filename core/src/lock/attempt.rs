@@ -8,6 +8,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::backend::{Attempt, LockBackend, Take};
 use super::{random_owner, AcquireOutcome, Lock, LockSpec};
+use crate::aws::fault::refused_before_landing;
 use crate::error::{Error, Result};
 use crate::format::item;
 use crate::holder::{Holder, StoredValue};
@@ -190,14 +191,6 @@ impl Lock {
         tracing::debug!(lock = %s.logged, holder = %holder, "held (the lock kept changing hands)");
         Ok(AcquireOutcome::Held(holder))
     }
-}
-
-/// Whether a try was refused before it could change anything: throttled, or never connected.
-fn refused_before_landing(e: &Error) -> bool {
-    matches!(
-        e,
-        Error::Throttled { .. } | Error::Transport { sent: false, .. }
-    )
 }
 
 /// `d` less up to half of it at random (the SDK's jittered backoff).

@@ -1,7 +1,8 @@
 //! The DynamoDB lock backend: Laravel's lock item, taken with `add()`'s condition (as one
 //! UpdateItem that also keeps ddblock's attempt id and fencing token) and released with ONE
 //! owner-conditioned DeleteItem, or, in keep-fence mode, ONE owner-conditioned UpdateItem that
-//! expires the item and keeps its fencing token.
+//! expires the item and keeps its fencing token. Every operation first checks, once per process,
+//! that the table is not a global table with eventual consistency (`dynamo/regions.rs`).
 
 use futures_util::future::BoxFuture;
 use futures_util::FutureExt;
@@ -25,6 +26,7 @@ impl LockBackend for Table {
 
     fn try_acquire<'a>(&'a self, t: Take<'a>) -> BoxFuture<'a, Result<Attempt>> {
         async move {
+            self.check_regions().await?;
             let answer = self.take_lock(&t).await?;
             let old = match answer {
                 TakeLock::Written { fence } => return Ok(Attempt::Written { fence }),
@@ -69,6 +71,7 @@ impl LockBackend for Table {
         owner: &'a StoredValue,
     ) -> BoxFuture<'a, Result<Release>> {
         async move {
+            self.check_regions().await?;
             let answer = match self.config().release_mode() {
                 ReleaseMode::Delete => self.delete_if_value(key, owner).await?,
                 ReleaseMode::KeepFence => {
@@ -100,15 +103,24 @@ impl LockBackend for Table {
         owner: &'a StoredValue,
         expires_at: i64,
     ) -> BoxFuture<'a, Result<bool>> {
-        self.refresh_if_value(key, owner, expires_at).boxed()
+        async move {
+            self.check_regions().await?;
+            self.refresh_if_value(key, owner, expires_at).await
+        }
+        .boxed()
     }
 
     fn read<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Holder>>> {
-        async move { Ok(self.get(key, true).await?.map(|i| i.holder())) }.boxed()
+        async move {
+            self.check_regions().await?;
+            Ok(self.get(key, true).await?.map(|i| i.holder()))
+        }
+        .boxed()
     }
 
     fn force_release<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<bool>> {
         async move {
+            self.check_regions().await?;
             match self.config().release_mode() {
                 ReleaseMode::Delete => self.delete_any(key).await,
                 ReleaseMode::KeepFence => self.expire_any(key, released_expiry(self.now())).await,

@@ -47,9 +47,10 @@ pub fn script_writing(name: &str, script: &str) -> (PathBuf, String) {
 
 /// The fields of `acquire --json` (also printed by `run --json` when the lock is held).
 /// The doctor's table checks, in report order.
-pub const CHECK_IDS: [&str; 8] = [
+pub const CHECK_IDS: [&str; 9] = [
     "table",
     "key_schema",
+    "regions",
     "ttl",
     "expired_items",
     "default_ttl_locks",

@@ -51,19 +51,33 @@ final class Doctor
         $v = $this->view;
         $report = ['healthy' => true, 'table_status' => null, 'billing_mode' => null, 'ttl' => null, 'checks' => [],
             'counts' => null, 'default_ttl_locks' => [], 'clock' => [], 'now' => Carbon::now()->getTimestamp()];
+        $denied = false;
         try {
             $table = $v->client->describeTable(['TableName' => $v->table])['Table'] ?? [];
         } catch (DynamoDbException $e) {
-            if ($e->getAwsErrorCode() !== 'ResourceNotFoundException') {
+            $denied = $e->getAwsErrorCode() === 'AccessDeniedException';
+            if (! $denied && $e->getAwsErrorCode() !== 'ResourceNotFoundException') {
                 throw $e;
-            }
-            $this->add($report, 'table', 'fail', sprintf('table `%s` does not exist at %s', $v->table, $v->endpoint()));
-            foreach (['key_schema', 'ttl', ...self::SCAN_CHECKS] as $id) {
-                $this->add($report, $id, 'skipped', 'the table does not exist');
             }
             $table = null;
         }
-        if ($table !== null) {
+        if ($denied) {
+            // A policy without dynamodb:DescribeTable: what it would tell is unknown, the other checks go on.
+            foreach (
+                [
+                    'table' => 'whether the table exists and is ACTIVE',
+                    'key_schema' => 'its key schema',
+                    'regions' => 'whether it spans Regions',
+                ] as $id => $what
+            ) {
+                $this->add($report, $id, 'unknown', "DescribeTable was denied, so $what is unknown");
+            }
+        } elseif ($table === null) {
+            $this->add($report, 'table', 'fail', sprintf('table `%s` does not exist at %s', $v->table, $v->endpoint()));
+            foreach (['key_schema', 'regions', 'ttl', ...self::SCAN_CHECKS] as $id) {
+                $this->add($report, $id, 'skipped', 'the table does not exist');
+            }
+        } else {
             $status = (string) ($table['TableStatus'] ?? 'UNKNOWN');
             $billing = $table['BillingModeSummary']['BillingMode'] ?? null;
             [$report['table_status'], $report['billing_mode']] = [$status, $billing];
@@ -76,6 +90,9 @@ final class Doctor
             $problem = $this->keySchemaProblem($table);
             $this->add($report, 'key_schema', $problem === null ? 'ok' : 'fail', $problem
                 ?? sprintf('one string partition key `%s`', $v->keyAttribute));
+            $this->regionsCheck($report, $table);
+        }
+        if ($denied || $table !== null) {
             $ttlOn = $this->ttlCheck($report);
             if ($scan) {
                 $this->itemChecks($report, $ttlOn, $all, $minRemaining);
@@ -93,6 +110,32 @@ final class Doctor
         $report['healthy'] = ! in_array('fail', array_column($report['checks'], 'status'), true);
 
         return $report;
+    }
+
+    /**
+     * Which Regions the table spans (docs/semantics.md "Multi-Region"): a global table with eventual consistency
+     * (MREC: `Replicas`, `MultiRegionConsistency` EVENTUAL or absent) checks a conditional write in one Region only,
+     * so two Regions can hold one lock. This driver sends no DescribeTable when it locks (a PHP process lives one
+     * request: a per-process check would be one more request per request), so the doctor is where it is seen.
+     *
+     * @param  array<string, mixed>  $table  DescribeTable's `Table`
+     */
+    private function regionsCheck(array &$report, array $table): void
+    {
+        $replicas = implode(', ', array_map(
+            static fn (array $r): string => (string) ($r['RegionName'] ?? '?'),
+            $table['Replicas'] ?? []
+        ));
+        if ($replicas === '') {
+            $this->add($report, 'regions', 'ok', 'a single-Region table');
+        } elseif (($table['MultiRegionConsistency'] ?? 'EVENTUAL') === 'STRONG') {
+            $this->add($report, 'regions', 'ok', "a global table with multi-Region strong consistency (MRSC; replicas: "
+                . "$replicas): conditional writes hold across Regions");
+        } else {
+            $this->add($report, 'regions', 'fail', "a global table with multi-Region eventual consistency (MREC; "
+                . "replicas: $replicas): a conditional write is checked in one Region only, so two Regions can hold "
+                . 'the same lock');
+        }
     }
 
     /** One clock sample: the Date header of a DescribeTable's answer (a missing table's error has one too). */
@@ -334,7 +377,14 @@ final class Doctor
         $v = $this->view;
         $exp = $v->expirationAttribute;
         $sweep = "`php artisan ddblock:sweep --force{$this->storeOption}`";
+        if ($status === 'unknown' && in_array($id, ['table', 'key_schema', 'regions'], true)) {
+            return 'grant `dynamodb:DescribeTable` on the table (docs/deploy.md), and run the doctor again';
+        }
         switch ($id) {
+            case 'regions':
+                return 'lock on a global table with multi-Region strong consistency (MRSC) or on a single-Region table '
+                    . '(the store\'s `table`): this driver does not check the table when it locks, and two Regions can '
+                    . 'hold the same lock';
             case 'table':
                 return $status === 'fail' ? sprintf(
                     'create it (one string partition key `%s`; `ddblock create-table` does it and enables TTL), or '

@@ -64,6 +64,7 @@ class StoreBase:
         bucket: str | None = None,
         release_mode: str | None = None,
         log_names: str | None = None,
+        allow_eventual_global_table: str | None = None,
         # settings: end
     ) -> None:
         """A store over the settings given (docs/configuration.md has each one's meaning, unit and
