@@ -1,7 +1,7 @@
 //! The model's parameters and the named configurations, each with the verdict expected of every
 //! property.
 
-use crate::state::Tick;
+use crate::state::{ClientId, Fence, Nth, Tick};
 
 /// What runs a client.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,7 +28,7 @@ pub enum ReleaseMode {
 pub const DAY: Tick = 100;
 /// "µs" per tick in a fence base: above the number of sends a run can make, so a later send in the
 /// same tick reads a later clock.
-pub const FENCE_SCALE: i32 = 16;
+pub const FENCE_SCALE: Fence = 16;
 
 /// What a property is expected to show in a configuration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,7 +58,7 @@ pub struct Config {
     /// Time stops at this tick (clients may still act).
     pub horizon: Tick,
     /// Acquisitions per client.
-    pub acquisitions: u8,
+    pub acquisitions: Nth,
     /// Writes per acquire attempt (the first and its resends).
     pub max_writes: u8,
     pub release: ReleaseMode,
@@ -77,6 +77,12 @@ pub struct Config {
     /// In keep-fence mode, the clean-up of an unknown outcome expires this attempt's write as
     /// the release does, keeping the fence (proposed); `false`: it deletes it (the core today).
     pub cleanup_keeps_fence: bool,
+    /// A day in ticks: a keep-fence release writes `expires_at` = its clock minus a day.
+    pub day: Tick,
+    /// Acquires have a deadline (`block`, `acquire_by`): after a lost answer, or an answer that
+    /// does not end the attempt, the client may send again or stop sending (to finish), each a
+    /// step; without, it sends again at once while `max_writes` allows.
+    pub deadlines: bool,
     /// Holders refresh (the heartbeat).
     pub refresh: bool,
     /// Fences are computed (they decide nothing in the protocol, only the fence property reads
@@ -88,7 +94,7 @@ pub struct Config {
 
 impl Config {
     /// Client `c`'s display name: its kind and its number from 1 (`core-1`, `laravel-2`).
-    pub fn client_name(&self, c: u8) -> String {
+    pub fn client_name(&self, c: ClientId) -> String {
         let kind = match self.clients[usize::from(c)] {
             Kind::Core => "core",
             Kind::Php => "php",
@@ -99,7 +105,7 @@ impl Config {
 
     /// Every client's display name, by client.
     pub fn names(&self) -> Vec<String> {
-        let clients = u8::try_from(self.clients.len()).expect("few clients");
+        let clients = ClientId::try_from(self.clients.len()).expect("few clients");
         (0..clients).map(|c| self.client_name(c)).collect()
     }
 
@@ -151,9 +157,31 @@ fn base(name: &'static str, title: &'static str) -> Config {
         stale_ticks: None,
         ttl_deletion: false,
         cleanup_keeps_fence: true,
+        day: DAY,
+        deadlines: false,
         refresh: true,
         fences: false,
         expect: Vec::new(),
+    }
+}
+
+/// The configuration trace validation replays a chaos run in (`compat-tests/chaos`, `trace`):
+/// time in seconds, the run's ttl and margin, a client per owner token (added as they appear),
+/// no bound on acquisitions or writes, acquires with a deadline, every fault.
+pub fn trace(ttl: Tick, margin: Tick, release: ReleaseMode) -> Config {
+    Config {
+        clients: Vec::new(),
+        offsets: Vec::new(),
+        ttl,
+        margin,
+        horizon: Tick::MAX,
+        acquisitions: Nth::MAX,
+        max_writes: u8::MAX,
+        release,
+        day: 86_400,
+        deadlines: true,
+        fences: true,
+        ..base("trace", "a chaos run's trace, replayed")
     }
 }
 

@@ -4,7 +4,7 @@ use stateright::{Model, Property};
 
 use crate::config::{prop, Config, Kind};
 use crate::protocol;
-use crate::state::{event, Action, Client, Ended, Item, Notes, Phase, State};
+use crate::state::{event, Action, Client, ClientId, Ended, Item, Notes, Phase, State};
 use crate::table;
 
 /// The protocol under one configuration.
@@ -38,6 +38,7 @@ pub fn step(cfg: &Config, s: &State, a: Action, notes: &mut Notes) -> Option<Sta
         }
         Action::Answer(c) => protocol::answer(cfg, &mut s, c, notes),
         Action::Timeout(c) => protocol::timeout(cfg, &mut s, c, notes),
+        Action::Resend(c) => protocol::resend(cfg, &mut s, c, notes),
         Action::Finish(c) => protocol::finish(cfg, &mut s, c, notes),
         Action::Refresh(c, lost) => protocol::refresh(cfg, &mut s, c, lost, notes),
         Action::Release(c, stale) => protocol::release(cfg, &mut s, c, stale, notes),
@@ -53,7 +54,7 @@ pub fn step(cfg: &Config, s: &State, a: Action, notes: &mut Notes) -> Option<Sta
     Some(s)
 }
 
-fn in_flight(s: &State, c: u8) -> bool {
+fn in_flight(s: &State, c: ClientId) -> bool {
     s.net.iter().any(|w| w.client == c)
 }
 
@@ -72,7 +73,7 @@ pub fn possible(cfg: &Config, s: &State, out: &mut Vec<Action>) {
         }
     }
     for (i, cl) in s.clients.iter().enumerate() {
-        let c = u8::try_from(i).expect("few clients");
+        let c = ClientId::try_from(i).expect("few clients");
         // Under the stated assumption, an attempt ends only once none of its writes is in flight.
         let may_end = cfg.late_writes || !in_flight(s, c);
         let laravel = cfg.clients[i] == Kind::Laravel;
@@ -80,7 +81,10 @@ pub fn possible(cfg: &Config, s: &State, out: &mut Vec<Action>) {
             Phase::Idle if cl.n < cfg.acquisitions => out.push(Action::Acquire(c)),
             Phase::Idle => {}
             Phase::Acquiring {
-                waiting, answer, ..
+                writes,
+                waiting,
+                answer,
+                ..
             } => {
                 if let Some(a) = answer {
                     if may_end || !protocol::answer_ends(cfg, s, c, a) {
@@ -89,6 +93,10 @@ pub fn possible(cfg: &Config, s: &State, out: &mut Vec<Action>) {
                 }
                 if waiting.is_some() && cfg.lost_answers {
                     out.push(Action::Timeout(c));
+                }
+                if waiting.is_none() && answer.is_none() && cfg.deadlines && writes < cfg.max_writes
+                {
+                    out.push(Action::Resend(c));
                 }
                 if waiting.is_none() && may_end {
                     out.push(Action::Finish(c));

@@ -2,32 +2,41 @@
 //! writes in flight, the clients, and ghost fields the properties read (never the protocol).
 
 /// Time in ticks: one tick is one second, the unit of `expires_at`.
-pub type Tick = i16;
+pub type Tick = i64;
+
+/// A client (model checking: a few; trace validation: one per owner token seen on a key).
+pub type ClientId = u16;
+
+/// The number of an acquisition (model checking) or of an acquire attempt (trace validation).
+pub type Nth = u16;
+
+/// A fencing token (`ddblock_fence`; in trace validation the real one, from a clock in µs).
+pub type Fence = i64;
 
 /// The owner of an item a keep-fence release left: `value` and `ddblock_attempt` removed.
-pub const NOBODY: u8 = u8::MAX;
+pub const NOBODY: ClientId = ClientId::MAX;
 
 /// The lock item as DynamoDB stores it (docs/format.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Item {
     /// `value`: the owner, one per client (a lock handle reused for each acquisition).
-    pub owner: u8,
+    pub owner: ClientId,
     /// Ghost: which acquisition of `owner` wrote the item (ddblock stores it as `ddblock_attempt`).
-    pub n: u8,
+    pub n: Nth,
     /// `ddblock_attempt` present (ddblock's write); Laravel's `add()` rewrites the item without it.
     pub has_attempt: bool,
     /// `expires_at`, by the writer's clock.
     pub expires_at: Tick,
     /// `ddblock_fence`; Laravel's `add()` drops it.
-    pub fence: Option<i32>,
+    pub fence: Option<Fence>,
 }
 
 /// An acquire write in flight: ddblock's UpdateItem or Laravel's `add()` PutItem.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Write {
-    pub client: u8,
+    pub client: ClientId,
     /// The acquisition (ddblock: the attempt id is `(client, n)`).
-    pub n: u8,
+    pub n: Nth,
     /// Which write of the attempt (1, 2, ...).
     pub seq: u8,
     /// The sender's clock at the send: `:now` of the condition.
@@ -36,14 +45,14 @@ pub struct Write {
     pub sent_at: Tick,
     pub expires_at: Tick,
     /// `:fence_base`: the sender's clock in "µs" at the send.
-    pub fence_base: i32,
+    pub fence_base: Fence,
 }
 
 /// What an acquire write's answer says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Answer {
     /// The condition held; the fence the item now carries.
-    Written { fence: Option<i32>, sent_at: Tick },
+    Written { fence: Option<Fence>, sent_at: Tick },
     /// The condition failed; the item that is there (`ALL_OLD`).
     Taken(Item),
 }
@@ -73,7 +82,10 @@ pub enum Phase {
         answer: Option<Answer>,
     },
     /// Holding, as the client believes until `deadline` (true time, by its monotonic clock).
-    Holding { deadline: Tick, fence: Option<i32> },
+    Holding {
+        deadline: Tick,
+        fence: Option<Fence>,
+    },
     /// Laravel's release after its read saw the lock as ours: the unconditional delete is next.
     Deleting,
 }
@@ -84,7 +96,7 @@ pub struct Client {
     /// Its clock minus true time.
     pub offset: Tick,
     /// Acquisitions started (the current one is `n - 1`).
-    pub n: u8,
+    pub n: Nth,
     pub phase: Phase,
     /// How the last acquisition ended.
     pub ended: Option<Ended>,
@@ -92,7 +104,7 @@ pub struct Client {
 
 impl Client {
     /// The current acquisition's number.
-    pub fn current(&self) -> u8 {
+    pub fn current(&self) -> Nth {
         self.n.saturating_sub(1)
     }
 
@@ -132,7 +144,7 @@ pub struct State {
     /// "µs" within one tick.
     pub sends: u8,
     /// Ghost: the highest fence an acquisition has written.
-    pub max_fence: Option<i32>,
+    pub max_fence: Option<Fence>,
     /// Ghost: an acquisition wrote a fence not above one written before.
     pub fence_back: bool,
     /// Ghost: a release deleted an item of another owner or acquisition.
@@ -149,23 +161,25 @@ pub enum Action {
     /// True time advances one tick (every client's clock with it).
     Tick,
     /// A client starts an acquisition and sends its first write.
-    Acquire(u8),
+    Acquire(ClientId),
     /// A write in flight reaches the table: `(client, seq)`.
-    Land(u8, u8),
+    Land(ClientId, u8),
     /// A write in flight is lost on the way and never lands.
-    Drop(u8, u8),
+    Drop(ClientId, u8),
     /// A client reads the answer it waits for.
-    Answer(u8),
+    Answer(ClientId),
     /// A client stops waiting: the answer is lost or late (a timeout).
-    Timeout(u8),
+    Timeout(ClientId),
+    /// An acquire with a deadline sends its attempt's next write.
+    Resend(ClientId),
     /// A client ends its acquire once done sending (ddblock: the clean-up when unknown).
-    Finish(u8),
+    Finish(ClientId),
     /// A holder's heartbeat refreshes the lock; `true`: its answer is lost.
-    Refresh(u8, bool),
+    Refresh(ClientId, bool),
     /// A holder releases (ddblock: one conditional request; Laravel: the read, `true` if stale).
-    Release(u8, bool),
+    Release(ClientId, bool),
     /// Laravel's release deletes after its read saw its owner.
-    Delete(u8),
+    Delete(ClientId),
     /// DynamoDB TTL deletes the expired item.
     TtlDelete,
 }

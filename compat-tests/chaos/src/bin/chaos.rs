@@ -25,7 +25,9 @@ use ddblock_chaos::guarded::resource_key;
 use ddblock_chaos::peers::{answer_problem, worker_commands, PREFIX};
 use ddblock_chaos::profile::Profile;
 use ddblock_chaos::server::ServerKind;
+use ddblock_chaos::trace::validate;
 use ddblock_fault_proxy::FaultConfig;
+use ddblock_model::config::ReleaseMode;
 use ddblock_test_support::faulty::try_faulty;
 use ddblock_test_support::{client_for, repo_root};
 
@@ -563,6 +565,32 @@ async fn run(args: Args) -> Result<bool, String> {
         }
     }
     check_metrics(&mut report, &cycles, &metrics);
+    // Every step of the trace against the model (ddblock's keys: the control group's stock
+    // Laravel is not the protocol the model's ddblock clients follow).
+    let lock_keys: std::collections::BTreeMap<String, String> = keys
+        .locks
+        .iter()
+        .filter(|(_, l)| !l.control)
+        .map(|(name, l)| (l.key.clone(), name.clone()))
+        .collect();
+    let release = match p.release_mode {
+        "keep-fence" => ReleaseMode::KeepFence,
+        _ => ReleaseMode::Delete,
+    };
+    let secs = |s: u64| i64::try_from(s).unwrap_or(i64::MAX);
+    let trace = validate(
+        &lock_keys,
+        &journal,
+        &cycles,
+        secs(p.ttl_secs),
+        secs(p.margin_secs),
+        release,
+    );
+    fs::write(
+        out.join("trace.json"),
+        serde_json::to_vec_pretty(&trace).unwrap_or_default(),
+    )
+    .map_err(|e| e.to_string())?;
     fs::write(
         out.join("journal.json"),
         serde_json::to_vec(&journal).unwrap_or_default(),
@@ -574,9 +602,20 @@ async fn run(args: Args) -> Result<bool, String> {
     )
     .map_err(|e| e.to_string())?;
     print_report(&p, kind, &report, elapsed, &labels);
+    println!("{}", trace.line());
+    for r in &trace.rejections {
+        println!("  rejected: {r}");
+    }
     proxy.shutdown().await;
     drop(servers);
-    let violations = report.violations();
+    let mut violations = report.violations();
+    if trace.rejected > 0 {
+        violations.push(format!(
+            "{} steps of the trace rejected by the model ({})",
+            trace.rejected,
+            out.join("trace.json").display()
+        ));
+    }
     if violations.is_empty() {
         println!(
             "\nverdict: no guarantee broken ({}).",
