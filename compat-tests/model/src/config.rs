@@ -167,7 +167,7 @@ fn base(name: &'static str, title: &'static str) -> Config {
 
 /// The configuration trace validation replays a chaos run in (`compat-tests/chaos`, `trace`):
 /// time in seconds, the run's ttl and margin, a client per owner token (added as they appear),
-/// no bound on acquisitions or writes, acquires with a deadline, every fault.
+/// no bound on acquisitions or writes, acquires with a deadline, every fault, TTL deletion.
 pub fn trace(ttl: Tick, margin: Tick, release: ReleaseMode) -> Config {
     Config {
         clients: Vec::new(),
@@ -179,6 +179,8 @@ pub fn trace(ttl: Tick, margin: Tick, release: ReleaseMode) -> Config {
         max_writes: u8::MAX,
         release,
         day: 86_400,
+        // DynamoDB Local runs TTL on the run's table (dynalite does not).
+        ttl_deletion: true,
         deadlines: true,
         fences: true,
         ..base("trace", "a chaos run's trace, replayed")

@@ -49,7 +49,7 @@ pub fn send(cfg: &Config, s: &mut State, c: ClientId, seq: u8, unknown: bool, no
         },
     };
     if cfg.fences {
-        s.sends += 1;
+        s.sends = s.sends.saturating_add(1);
     }
     let name = cfg.client_name(c);
     notes.say(|| {
@@ -103,6 +103,7 @@ fn show_answer(cfg: &Config, a: Answer) -> String {
             "condition fails, the item is {}",
             show_item(Some(i), &names)
         ),
+        Answer::Gone => "condition fails, and the item is gone when the client reads it".into(),
     }
 }
 
@@ -157,6 +158,7 @@ pub fn answer_ends(cfg: &Config, s: &State, c: ClientId, a: Answer) -> bool {
         Answer::Written { .. } => true,
         Answer::Taken(i) if mine(s, c, i) => i.expires_at > now,
         Answer::Taken(i) => i.expires_at >= now - cfg.margin,
+        Answer::Gone => false,
     }
 }
 
@@ -190,7 +192,7 @@ pub fn answer(cfg: &Config, s: &mut State, c: ClientId, notes: &mut Notes) {
                 )
             });
         }
-        Answer::Taken(_) if is_laravel(cfg, c) => {
+        Answer::Taken(_) | Answer::Gone if is_laravel(cfg, c) => {
             end(s, c, Ended::Held);
             notes.say(|| format!("t={t} {name}: add() returned false: held"));
         }
@@ -211,7 +213,7 @@ pub fn answer(cfg: &Config, s: &mut State, c: ClientId, notes: &mut Notes) {
             end(s, c, Ended::Held);
             notes.say(|| format!("t={t} {name}: held by another: acquire returns Held"));
         }
-        Answer::Taken(_) => again(cfg, s, c, writes, unknown, notes),
+        Answer::Taken(_) | Answer::Gone => again(cfg, s, c, writes, unknown, notes),
     }
 }
 

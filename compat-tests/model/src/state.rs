@@ -55,6 +55,10 @@ pub enum Answer {
     Written { fence: Option<Fence>, sent_at: Tick },
     /// The condition failed; the item that is there (`ALL_OLD`).
     Taken(Item),
+    /// The condition failed, and the item was gone when the client looked: a server that ignores
+    /// `ALL_OLD` (dynalite) is answered by a consistent read after the refusal, which may find
+    /// the item changed since (trace validation only: the configurations' table sends `ALL_OLD`).
+    Gone,
 }
 
 /// How a client's last acquisition ended (ghost, for the properties).

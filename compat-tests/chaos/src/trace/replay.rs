@@ -1,37 +1,18 @@
-//! Trace validation: a chaos run's trace replayed through the protocol model's own transition
-//! functions (`ddblock-model`: [`possible`] and [`step`]), one lock key at a time.
-//!
-//! The trace is recorded at the fault proxy, which sees every request a worker of any front
-//! sends, and tagged by the owner token each request carries (the workers' records map an owner to
-//! its front and worker): no peer records anything for it. Per lock item the proxy's journal gives
-//! each write forwarded, in the order the server committed it, its request (operation, attempt
-//! id, the client's clock: `:now` plus the margin, or the keep-fence release's `:expires_at` plus
-//! a day), the server's answer, and whether the answer reached the client or was lost. The
-//! workers' records give each outcome returned to a caller (acquired, held, an error; released,
-//! not held).
-//!
-//! A step is one request sent (with its landing, which the model's table must answer as the
-//! server did), one answer or its loss, or one outcome returned to a caller. Each must be one the
-//! model allows from the state the trace has reached ([`possible`]); a rejection names the step,
-//! the state and what the model allowed. Writes refused before they were forwarded (throttled,
-//! injected 500s, dropped requests) never reach the journal, nor do reads: the model has no step
-//! for either, and neither changes the item.
+//! One lock key's replay through the model's step functions: each journaled write, each
+//! refused write answered without the item, each worker's outcomes.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
-use ddblock_model::config::{self, prop, Config, Kind, ReleaseMode};
+use ddblock_model::config::{prop, Config, Kind, ReleaseMode};
 use ddblock_model::model::{holds, possible, step};
 use ddblock_model::state::{
-    show_item, Action, Answer, Client, ClientId, Notes, Phase, State, Tick, NOBODY,
+    show_item, Action, Answer, Client, ClientId, Item, Notes, Phase, State, Tick, NOBODY,
 };
 use ddblock_model::table;
-use serde::Serialize;
 use serde_json::Value;
 
+use super::request::{about, landed_and_heard, owner_token, short, Request};
 use crate::checker::Cycle;
-
-/// The fronts, in the order the summary line names them.
-pub const FRONTS: [&str; 5] = ["rust", "python", "node", "cli", "php"];
 
 /// The ddblock safety properties every state the trace reaches must keep.
 const SAFETY: [&str; 5] = [
@@ -42,155 +23,20 @@ const SAFETY: [&str; 5] = [
     prop::RELEASE_OWN_ONLY,
 ];
 
-/// How many rejections are described in full.
-const DESCRIBED: usize = 5;
-
-/// The validation's outcome.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct TraceReport {
-    /// Steps checked.
-    pub steps: u64,
-    /// Steps rejected.
-    pub rejected: u64,
-    /// Steps checked per front (`rust`, `python`, `node`, `cli`, `php`).
-    pub by_front: BTreeMap<String, u64>,
-    /// Rejections per front.
-    pub rejected_by_front: BTreeMap<String, u64>,
-    /// The first rejections, each with its step, the state and what the model allowed.
-    pub rejections: Vec<String>,
-}
-
-impl TraceReport {
-    /// `trace validation: N steps checked, M rejected (rust a, python b, node c, cli d, php e)`,
-    /// the per-front figures being the steps checked of each front's workers.
-    pub fn line(&self) -> String {
-        let fronts: Vec<String> = FRONTS
-            .iter()
-            .map(|f| format!("{f} {}", self.by_front.get(*f).copied().unwrap_or(0)))
-            .collect();
-        format!(
-            "trace validation: {} steps checked, {} rejected ({})",
-            self.steps,
-            self.rejected,
-            fronts.join(", ")
-        )
-    }
-
-    fn checked(&mut self, front: &str, n: u64) {
-        self.steps += n;
-        *self.by_front.entry(front.to_owned()).or_default() += n;
-    }
-
-    fn reject(&mut self, front: &str, what: String) {
-        self.rejected += 1;
-        *self.rejected_by_front.entry(front.to_owned()).or_default() += 1;
-        if self.rejections.len() < DESCRIBED {
-            self.rejections.push(what);
-        }
-    }
-}
-
-/// What a journaled request on a lock item is, as ddblock's requests (core/src/dynamo/request.rs).
-#[derive(Debug, Clone, PartialEq)]
-enum Request {
-    /// The acquire's UpdateItem: `(attempt, clock, expires_at, fence_base)`.
-    Acquire(String, i64, i64, i64),
-    /// The release: DeleteItem if `#value = :owner`, or (`Some(clock)`) the keep-fence UpdateItem.
-    Release(Option<i64>),
-    /// The clean-up of an unknown outcome: `(attempt, keep-fence clock)`.
-    Cleanup(String, Option<i64>),
-    /// The refresh: `(clock, expires_at)`.
-    Refresh(i64, i64),
-}
-
-fn s_val<'a>(r: &'a Value, name: &str) -> Option<&'a str> {
-    r["ExpressionAttributeValues"][name]["S"].as_str()
-}
-
-fn n_val(r: &Value, name: &str) -> Option<i64> {
-    r["ExpressionAttributeValues"][name]["N"]
-        .as_str()
-        .and_then(|n| n.parse().ok())
-}
-
-/// The owner token in a stored value: Laravel's `s:16:"TOKEN";`, or the token itself.
-pub fn owner_token(stored: &str) -> &str {
-    match (stored.find('"'), stored.rfind('"')) {
-        (Some(a), Some(b)) if stored.starts_with("s:") && b > a => &stored[a + 1..b],
-        _ => stored,
-    }
-}
-
-const ACQUIRE_SET: &str = "SET #value = :owner, #expires_at = :expires_at, #attempt = :attempt, \
-                           #fence = if_not_exists(#fence, :fence_base) + :one";
-const FREE: &str = "attribute_not_exists(#key) OR #expires_at < :now";
-const KEEP: &str = "SET #expires_at = :expires_at REMOVE #value, #attempt, #since";
-const OWNED: &str = "#value = :owner";
-const THIS_ATTEMPT: &str = "#value = :owner AND #attempt = :attempt";
-const LIVE_OWNED: &str = "attribute_exists(#key) AND #value = :owner AND #expires_at > :now";
-
-/// Reads a journaled request as one of ddblock's, with its owner token; `Err` says what it is.
-fn classify(op: &str, r: &Value, margin: i64, day: i64) -> Result<(String, Request), String> {
-    let cond = r["ConditionExpression"].as_str().unwrap_or("");
-    let update = r["UpdateExpression"].as_str().unwrap_or("");
-    let owner = s_val(r, ":owner").map(|o| owner_token(o).to_owned());
-    let attempt = s_val(r, ":attempt").map(str::to_owned);
-    let kept = n_val(r, ":expires_at").map(|e| e + day);
-    let req = match (op, cond, owner.clone(), attempt) {
-        ("UpdateItem", FREE, Some(_), Some(a)) if update.starts_with(ACQUIRE_SET) => {
-            match (
-                n_val(r, ":now"),
-                n_val(r, ":expires_at"),
-                n_val(r, ":fence_base"),
-            ) {
-                (Some(now), Some(e), Some(f)) => Some(Request::Acquire(a, now + margin, e, f)),
-                _ => None,
-            }
-        }
-        ("DeleteItem", OWNED, Some(_), None) => Some(Request::Release(None)),
-        ("UpdateItem", OWNED, Some(_), None) if update == KEEP && kept.is_some() => {
-            Some(Request::Release(kept))
-        }
-        ("DeleteItem", THIS_ATTEMPT, Some(_), Some(a)) => Some(Request::Cleanup(a, None)),
-        ("UpdateItem", THIS_ATTEMPT, Some(_), Some(a)) if update == KEEP && kept.is_some() => {
-            Some(Request::Cleanup(a, kept))
-        }
-        ("UpdateItem", LIVE_OWNED, Some(_), None) => {
-            match (n_val(r, ":now"), n_val(r, ":expires_at")) {
-                (Some(now), Some(e)) => Some(Request::Refresh(now, e)),
-                _ => None,
-            }
-        }
-        _ => None,
-    };
-    match (req, owner) {
-        (Some(req), Some(owner)) => Ok((owner, req)),
-        _ => {
-            let what = if cond.is_empty() {
-                "no condition".to_owned()
-            } else {
-                format!("condition {cond:?}")
-            };
-            let update = if update.is_empty() {
-                String::new()
-            } else {
-                format!(", update {update:?}")
-            };
-            Err(format!("a {op} with {what}{update}"))
-        }
-    }
-}
+/// The versions of the item since a write landed, each with the second it became current.
+type Versions = Vec<(Tick, Option<Item>)>;
 
 /// One lock key's replay.
-struct Replay<'a> {
+#[derive(Clone)]
+pub(super) struct Replay<'a> {
     cfg: Config,
-    s: State,
+    pub(super) s: State,
     /// Seconds subtracted from real times (ticks are seconds since then).
     base: i64,
     /// Client per owner token, and back.
-    ids: HashMap<String, ClientId>,
-    owners: Vec<String>,
-    fronts: Vec<&'a str>,
+    pub(super) ids: HashMap<String, ClientId>,
+    pub(super) owners: Vec<String>,
+    pub(super) fronts: Vec<&'a str>,
     /// The current acquire attempt's id, per client.
     attempts: Vec<Option<String>>,
     /// The client's last release, clean-up or refresh had its answer lost (a resend may follow).
@@ -201,13 +47,17 @@ struct Replay<'a> {
     released: Vec<bool>,
     /// A release of the client's had its answer lost.
     release_lost: Vec<bool>,
+    /// A refused acquire write answered without the item (dynalite ignores `ALL_OLD`): the
+    /// client read the item afterwards, so its answer is one of the versions the item had since
+    /// the write landed (kept until its next step shows which).
+    pub(super) pending: Vec<Option<Versions>>,
 }
 
 /// Why a step was rejected (its description comes with it).
-type Rejection = String;
+pub(super) type Rejection = String;
 
 impl<'a> Replay<'a> {
-    fn new(cfg: Config, base: i64) -> Self {
+    pub(super) fn new(cfg: Config, base: i64) -> Self {
         let s = State {
             t: 0,
             item: None,
@@ -234,10 +84,11 @@ impl<'a> Replay<'a> {
             held: Vec::new(),
             released: Vec::new(),
             release_lost: Vec::new(),
+            pending: Vec::new(),
         }
     }
 
-    fn client(&mut self, owner: &str, front: &'a str) -> ClientId {
+    pub(super) fn client(&mut self, owner: &str, front: &'a str) -> ClientId {
         if let Some(&c) = self.ids.get(owner) {
             return c;
         }
@@ -261,10 +112,11 @@ impl<'a> Replay<'a> {
         self.held.push(false);
         self.released.push(false);
         self.release_lost.push(false);
+        self.pending.push(None);
         c
     }
 
-    fn tick(&self, wall_us: i64) -> Tick {
+    pub(super) fn tick(&self, wall_us: i64) -> Tick {
         wall_us.div_euclid(1_000_000) - self.base
     }
 
@@ -321,44 +173,40 @@ impl<'a> Replay<'a> {
     }
 
     /// Time passes to the entry's second (the model's `Tick`, always allowed).
-    fn advance(&mut self, to: Tick) {
+    pub(super) fn advance(&mut self, to: Tick) {
         while self.s.t < to {
             self.s = step(&self.cfg, &self.s, Action::Tick, &mut Notes(None)).expect("a tick");
         }
     }
 }
 
-/// The client an action is about.
-fn about(a: Action) -> Option<ClientId> {
-    match a {
-        Action::Acquire(c)
-        | Action::Land(c, _)
-        | Action::Drop(c, _)
-        | Action::Answer(c)
-        | Action::Timeout(c)
-        | Action::Resend(c)
-        | Action::Finish(c)
-        | Action::Refresh(c, _)
-        | Action::Release(c, _)
-        | Action::Delete(c) => Some(c),
-        Action::Tick | Action::TtlDelete => None,
-    }
-}
-
-fn short(owner: &str) -> String {
-    owner.chars().take(6).collect()
-}
-
-/// Whether a journaled write landed (the server answered it), and whether its answer reached
-/// the client.
-fn landed_and_heard(e: &Value) -> (bool, bool) {
-    let status = e["status"].as_u64().unwrap_or(0);
-    let landed = status == 200 || status == 400;
-    let heard = landed && matches!(e["delivery"].as_str(), Some("answered" | "delayed"));
-    (landed, heard)
-}
-
 impl<'a> Replay<'a> {
+    /// One journaled write, checked; if the model rejects it while DynamoDB TTL may have deleted
+    /// the expired item first (the model's `TtlDelete`, which no journal shows: DynamoDB Local
+    /// runs TTL), with that deletion before it.
+    pub(super) fn write(
+        &mut self,
+        c: ClientId,
+        req: &Request,
+        e: &Value,
+    ) -> Result<u64, Rejection> {
+        let mut allowed = Vec::new();
+        possible(&self.cfg, &self.s, &mut allowed);
+        if !allowed.contains(&Action::TtlDelete) {
+            return self.entry(c, req, e);
+        }
+        let before = self.clone();
+        match self.entry(c, req, e) {
+            Ok(n) => Ok(n),
+            Err(why) => {
+                *self = before;
+                self.s = step(&self.cfg, &self.s, Action::TtlDelete, &mut Notes(None))
+                    .expect("TTL deletes");
+                self.entry(c, req, e).map_err(|_| why)
+            }
+        }
+    }
+
     /// One journaled write: its steps (sent and landed, answered or lost), checked.
     fn entry(&mut self, c: ClientId, req: &Request, e: &Value) -> Result<u64, Rejection> {
         let (landed, heard) = landed_and_heard(e);
@@ -378,6 +226,7 @@ impl<'a> Replay<'a> {
                 } else {
                     Action::Acquire(c)
                 };
+                self.resolve(c, Some(send), &what)?;
                 self.apply(c, send, &what)?;
                 self.attempts[i] = Some(attempt.clone());
                 let Some(w) = self.s.net.iter_mut().find(|w| w.client == c) else {
@@ -402,17 +251,91 @@ impl<'a> Replay<'a> {
                 if landed {
                     self.compare_answer(c, e, &what)?;
                 }
-                let next = if heard {
-                    Action::Answer(c)
+                let read_later = heard && status == 400 && e["response"].get("Item").is_none();
+                if read_later {
+                    self.pending[i] = Some(vec![(self.s.t, self.s.item)]);
                 } else {
-                    Action::Timeout(c)
-                };
-                self.apply(c, next, &what)?;
+                    let next = if heard {
+                        Action::Answer(c)
+                    } else {
+                        Action::Timeout(c)
+                    };
+                    self.apply(c, next, &what)?;
+                }
                 Ok(2)
             }
             Request::Release(_) | Request::Cleanup(..) | Request::Refresh(..) => {
+                let next = match req {
+                    Request::Cleanup(..) => Some(Action::Finish(c)),
+                    _ => None,
+                };
+                self.resolve(c, next, &what)?;
                 self.merged(c, req, e, &what)?;
                 Ok(2)
+            }
+        }
+    }
+
+    /// Settles client `c`'s refused write answered without the item: the answer is the version
+    /// the client's read found, one of those the item had since the write landed, read at a second
+    /// it was current, or lost if the read failed; the one taken is the first after which the model allows the client's `next`
+    /// step (the landing's own version when none does, or when there is no next step: the step
+    /// is then rejected).
+    pub(super) fn resolve(
+        &mut self,
+        c: ClientId,
+        next: Option<Action>,
+        what: &str,
+    ) -> Result<(), Rejection> {
+        let Some(versions) = self.pending[usize::from(c)].take() else {
+            return Ok(());
+        };
+        // The answer as the client read it: at second `t`, the item `v`.
+        let answered = |s: &State, t: Tick, v: Option<Item>| {
+            let mut s = s.clone();
+            s.t = t;
+            if let Phase::Acquiring { answer, .. } = &mut s.clients[usize::from(c)].phase {
+                *answer = Some(v.map_or(Answer::Gone, Answer::Taken));
+            }
+            s
+        };
+        // Each version read, or the read itself failed (throttled, a 500): the answer is lost.
+        let now = self.s.t;
+        // A version may have been read at any second it was current.
+        let mut choices: Vec<(State, Action)> = Vec::new();
+        for (k, (from, v)) in versions.iter().enumerate() {
+            let until = versions.get(k + 1).map_or(now, |(t, _)| *t);
+            for t in *from..=until {
+                choices.push((answered(&self.s, t, *v), Action::Answer(c)));
+            }
+        }
+        choices.push((self.s.clone(), Action::Timeout(c)));
+        let mut chosen = 0;
+        if let Some(next) = next {
+            let allows = |(s, a): &(State, Action)| {
+                let Some(mut after) = step(&self.cfg, s, *a, &mut Notes(None)) else {
+                    return false;
+                };
+                after.t = now;
+                let mut allowed = Vec::new();
+                possible(&self.cfg, &after, &mut allowed);
+                allowed.contains(&next)
+            };
+            chosen = choices.iter().position(allows).unwrap_or(0);
+        }
+        let (s, a) = choices.swap_remove(chosen);
+        self.s = s;
+        let applied = self.apply(c, a, what);
+        self.s.t = now;
+        applied
+    }
+
+    /// Every refused write still waiting to be settled may have read the item as it is now.
+    pub(super) fn seen_by_pending(&mut self) {
+        let (t, item) = (self.s.t, self.s.item);
+        for p in self.pending.iter_mut().flatten() {
+            if p.last().map(|(_, i)| *i) != Some(item) {
+                p.push((t, item));
             }
         }
     }
@@ -430,7 +353,15 @@ impl<'a> Replay<'a> {
             .and_then(|n| n.parse::<i64>().ok());
         let ok = match (a, e["status"].as_u64()) {
             (Answer::Written { fence, .. }, Some(200)) => fence == server_fence,
-            (Answer::Taken(_), Some(400)) => true,
+            (Answer::Taken(i), Some(400)) => match e["response"].get("Item") {
+                // `ALL_OLD`: the item the server refused on is the model's.
+                Some(old) => {
+                    let owner = old["value"]["S"].as_str().map(owner_token);
+                    let owner = owner.and_then(|o| self.ids.get(o).copied());
+                    owner.unwrap_or(NOBODY) == i.owner
+                }
+                None => true,
+            },
             _ => false,
         };
         if ok {
@@ -558,7 +489,11 @@ impl<'a> Replay<'a> {
 
     /// The outcomes the worker returned to its caller for this owner's cycle: each one the model's
     /// client reached.
-    fn outcomes(&self, c: Option<ClientId>, cycle: &Cycle) -> Vec<(u64, Option<Rejection>)> {
+    pub(super) fn outcomes(
+        &self,
+        c: Option<ClientId>,
+        cycle: &Cycle,
+    ) -> Vec<(u64, Option<Rejection>)> {
         let held = c.is_some_and(|c| self.held[usize::from(c)]);
         let what = |x: &str| {
             format!(
@@ -606,119 +541,4 @@ impl<'a> Replay<'a> {
         }
         out
     }
-}
-
-/// Replays the journal's writes on every ddblock lock key (`keys`: table key → lock name)
-/// through the model configured with the run's `ttl`, `margin` and release mode, and each
-/// worker's outcomes (`cycles`).
-pub fn validate(
-    keys: &BTreeMap<String, String>,
-    journal: &[Value],
-    cycles: &[Cycle],
-    ttl: i64,
-    margin: i64,
-    release: ReleaseMode,
-) -> TraceReport {
-    let mut report = TraceReport::default();
-    // Each owner's front, from its worker's record.
-    let fronts: HashMap<&str, &str> = cycles
-        .iter()
-        .filter(|c| FRONTS.contains(&c.lang.as_str()))
-        .map(|c| (c.owner.as_str(), front(&c.lang)))
-        .collect();
-    let base = journal
-        .iter()
-        .filter_map(|e| e["wall_us"].as_i64())
-        .min()
-        .unwrap_or(0)
-        .div_euclid(1_000_000)
-        - 1;
-    let mut replays: BTreeMap<&str, Replay> = BTreeMap::new();
-    let mut broken: HashMap<&str, bool> = HashMap::new();
-    for e in journal {
-        let r = &e["request"];
-        let Some(key) = r["Key"]["key"]["S"].as_str() else {
-            continue;
-        };
-        let Some((key, _)) = keys.get_key_value(key) else {
-            continue;
-        };
-        let key = key.as_str();
-        let cfg = config::trace(ttl, margin, release);
-        let day = cfg.day;
-        let replay = replays.entry(key).or_insert_with(|| Replay::new(cfg, base));
-        let tick = replay.tick(e["wall_us"].as_i64().unwrap_or(0));
-        replay.advance(tick);
-        if broken.get(key).copied().unwrap_or(false) {
-            // After a rejection the key's state is no longer the model's: stop judging it.
-            continue;
-        }
-        let op = e["op"].as_str().unwrap_or("?");
-        let seq = e["seq"].as_u64().unwrap_or(0);
-        let outcome = classify(op, r, margin, day).and_then(|(owner, req)| {
-            let Some(&f) = fronts.get(owner.as_str()) else {
-                return Err(format!("no worker reports the owner {}", short(&owner)));
-            };
-            Ok((f, replay.client(&owner, f), req))
-        });
-        let (front, c, req) = match outcome {
-            Ok(x) => x,
-            Err(why) => {
-                report.checked("?", 1);
-                report.reject(
-                    "?",
-                    format!(
-                        "journal #{seq} on {key}: {why}: no step of the model's clients sends it \
-                     (from item {})",
-                        show_item(
-                            replay.s.item,
-                            &replay.owners.iter().map(|o| short(o)).collect::<Vec<_>>()
-                        )
-                    ),
-                );
-                broken.insert(key, true);
-                continue;
-            }
-        };
-        match replay.entry(c, &req, e) {
-            Ok(n) => report.checked(front, n),
-            Err(why) => {
-                report.checked(front, 1);
-                report.reject(front, format!("{key}: {why}"));
-                broken.insert(key, true);
-            }
-        }
-    }
-    for cycle in cycles {
-        if !FRONTS.contains(&front(&cycle.lang)) || cycle.owner.is_empty() {
-            continue;
-        }
-        let Some((key, _)) = keys.iter().find(|(_, name)| **name == cycle.name) else {
-            continue;
-        };
-        if broken.get(key.as_str()).copied().unwrap_or(false) {
-            continue;
-        }
-        let fallback;
-        let replay = match replays.get(key.as_str()) {
-            Some(r) => r,
-            None => {
-                fallback = Replay::new(config::trace(ttl, margin, release), base);
-                &fallback
-            }
-        };
-        let c = replay.ids.get(&cycle.owner).copied();
-        for (n, rejection) in replay.outcomes(c, cycle) {
-            report.checked(front(&cycle.lang), n);
-            if let Some(why) = rejection {
-                report.reject(front(&cycle.lang), why);
-            }
-        }
-    }
-    report
-}
-
-/// The front a record's language names (its `lang`).
-fn front(lang: &str) -> &'static str {
-    FRONTS.iter().find(|f| **f == lang).copied().unwrap_or("?")
 }
