@@ -664,7 +664,7 @@ pub fn counter(cycles: &[Cycle], counted: i64) -> (String, Option<String>) {
     let (sections, unsure) = (sections("counted"), sections("error"));
     let note = match unsure {
         0 => String::new(),
-        n => format!(" (and {n} sections whose write failed, each counted or not)"),
+        n => format!(" (and {n} more whose write failed, each counted or not)"),
     };
     let line = format!("counter: {sections} sections, {counted} counted{note}");
     let violation = (counted < sections || counted > sections + unsure).then(|| {

@@ -193,3 +193,29 @@ fn a_release_from_a_client_that_never_held_is_rejected() {
     assert_eq!(r.rejected, 1, "{:?}", r.rejections);
     assert!(r.rejections[0].contains("journal #2"), "{:?}", r.rejections);
 }
+
+#[test]
+fn stock_laravels_release_under_a_stale_read_is_rejected_at_its_delete() {
+    // Alice's lease ran out and Bob took the lock; Alice releases as stock Laravel does: her read
+    // (eventually consistent, not journaled) is stale and shows her own item, and her delete,
+    // unconditional, removes Bob's. The first wrong step is that delete.
+    let journal = [
+        acquire(0, "alice", "a1", 200, fence(0), "answered"),
+        acquire(12, "bob", "b1", 200, fence(0) + 1, "answered"),
+        unconditional_delete(13),
+        acquire(14, "carol", "c1", 200, fence(14), "answered"),
+    ];
+    let cycles = [
+        cycle("alice", "rust", "acquired", Some("released")),
+        cycle("bob", "python", "acquired", None),
+        cycle("carol", "node", "acquired", None),
+    ];
+    let r = run(&journal, &cycles);
+    assert_eq!(r.rejected, 1, "{:?}", r.rejections);
+    assert!(
+        r.rejections[0].contains("journal #13")
+            && r.rejections[0].contains("DeleteItem with no condition"),
+        "{:?}",
+        r.rejections
+    );
+}

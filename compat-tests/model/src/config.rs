@@ -79,6 +79,8 @@ pub struct Config {
     pub cleanup_keeps_fence: bool,
     /// A day in ticks: a keep-fence release writes `expires_at` = its clock minus a day.
     pub day: Tick,
+    /// An operator may `force_release` the lock once, at any time.
+    pub force_release: bool,
     /// Acquires have a deadline (`block`, `acquire_by`): after a lost answer, or an answer that
     /// does not end the attempt, the client may send again or stop sending (to finish), each a
     /// step; without, it sends again at once while `max_writes` allows.
@@ -126,6 +128,9 @@ pub mod prop {
     pub const CLEANUP_OWN_ONLY: &str = "a clean-up never deletes another holder's lock";
     pub const RELEASE_OWN_ONLY: &str = "a release never deletes another holder's lock";
     pub const FENCE_FORWARD: &str = "fences never go back";
+    pub const DDBLOCK_RELEASE_LEAVES_NONE: &str = "no lock left behind by a ddblock release";
+    pub const DDBLOCK_LOCK_KEPT: &str =
+        "a ddblock holder's live lock is removed only by its holder (or expiry)";
     pub const EX_ACQUIRED: &str = "sometimes: a lock is acquired";
     pub const EX_RECOVERED: &str = "sometimes: a lost answer is recovered";
     pub const EX_CLEANED_UP: &str = "sometimes: an unknown outcome is cleaned up";
@@ -158,6 +163,7 @@ fn base(name: &'static str, title: &'static str) -> Config {
         ttl_deletion: false,
         cleanup_keeps_fence: true,
         day: DAY,
+        force_release: false,
         deadlines: false,
         refresh: true,
         fences: false,
@@ -219,6 +225,8 @@ fn ddblock_holds(more: &[&'static str]) -> Vec<(&'static str, Expect)> {
         prop::UNKNOWN_LEAVES_NONE,
         prop::CLEANUP_OWN_ONLY,
         prop::RELEASE_OWN_ONLY,
+        prop::DDBLOCK_RELEASE_LEAVES_NONE,
+        prop::DDBLOCK_LOCK_KEPT,
     ];
     safety.iter().chain(more).map(|&p| (p, Holds)).collect()
 }
@@ -325,7 +333,47 @@ pub fn configurations() -> Vec<Config> {
     g.offsets = vec![vec![0], vec![0]];
     g.expect = vec![(prop::UNKNOWN_LEAVES_NONE, Fails)];
 
-    let mut all = vec![a, b, b1, b2, c, c2, d, e, f, g];
+    let mut h = base(
+        "h-mixed-laravel-stale",
+        "ddblock (core) and stock Laravel on one key, eventually consistent reads (the \
+         migration): ddblock's own releases leave nothing and there is one live holder, but \
+         Laravel's release is stuck after a stale read, and, paused between its read and its \
+         delete, deletes a ddblock holder's live lock",
+    );
+    h.clients = vec![Kind::Core, Kind::Laravel];
+    h.offsets = vec![vec![0], vec![0]];
+    h.stale_ticks = Some(0);
+    h.lost_answers = false;
+    h.delayed_writes = false;
+    h.expect = vec![
+        (prop::ONE_HOLDER, Holds),
+        (prop::DDBLOCK_RELEASE_LEAVES_NONE, Holds),
+        (prop::CLEANUP_OWN_ONLY, Holds),
+        (prop::RELEASE_LEAVES_NONE, Fails),
+        (prop::RELEASE_OWN_ONLY, Fails),
+        (prop::DDBLOCK_LOCK_KEPT, Fails),
+        (prop::EX_STALE_READ, Holds),
+        (prop::EX_TAKEN_OVER, Holds),
+    ];
+
+    let mut i = base(
+        "i-force-release",
+        "ddblock (core and PHP driver) with one operator's force_release at any time: it removes \
+         a live holder's lock, which the holder is not told of, and another acquires it",
+    );
+    i.force_release = true;
+    i.offsets = vec![vec![0], vec![0]];
+    i.expect = vec![
+        (prop::RELEASE_LEAVES_NONE, Holds),
+        (prop::UNKNOWN_LEAVES_NONE, Holds),
+        (prop::CLEANUP_OWN_ONLY, Holds),
+        (prop::RELEASE_OWN_ONLY, Holds),
+        (prop::DDBLOCK_RELEASE_LEAVES_NONE, Holds),
+        (prop::ONE_HOLDER, Fails),
+        (prop::DDBLOCK_LOCK_KEPT, Fails),
+    ];
+
+    let mut all = vec![a, b, b1, b2, c, c2, d, e, f, g, h, i];
     for cfg in &mut all {
         cfg.fences = cfg.expectation(prop::FENCE_FORWARD) != Expect::Info;
     }

@@ -43,6 +43,17 @@ pub fn step(cfg: &Config, s: &State, a: Action, notes: &mut Notes) -> Option<Sta
         Action::Refresh(c, lost) => protocol::refresh(cfg, &mut s, c, lost, notes),
         Action::Release(c, stale) => protocol::release(cfg, &mut s, c, stale, notes),
         Action::Delete(c) => protocol::delete(cfg, &mut s, c, notes),
+        Action::ForceRelease => {
+            let names = cfg.names();
+            let before = crate::state::show_item(s.item, &names);
+            table::force_delete(cfg, &mut s);
+            notes.say(|| {
+                format!(
+                    "t={}: force_release DeleteItem (unconditional) deletes {before}",
+                    s.t
+                )
+            });
+        }
         Action::TtlDelete => {
             let names = cfg.names();
             let before = crate::state::show_item(s.item, &names);
@@ -65,6 +76,9 @@ pub fn possible(cfg: &Config, s: &State, out: &mut Vec<Action>) {
     }
     if cfg.ttl_deletion && s.item.is_some_and(|i| i.expires_at < s.t) {
         out.push(Action::TtlDelete);
+    }
+    if cfg.force_release && !s.forced && s.item.is_some() {
+        out.push(Action::ForceRelease);
     }
     for w in &s.net {
         out.push(Action::Land(w.client, w.seq));
@@ -139,23 +153,7 @@ pub fn initial(cfg: &Config) -> Vec<State> {
             })
             .collect();
     }
-    states
-        .into_iter()
-        .map(|clients| State {
-            t: 0,
-            item: None,
-            stale: None,
-            changed_at: 0,
-            net: Vec::new(),
-            clients,
-            sends: 0,
-            max_fence: None,
-            fence_back: false,
-            release_deleted_other: false,
-            cleanup_deleted_other: false,
-            seen: 0,
-        })
-        .collect()
+    states.into_iter().map(State::new).collect()
 }
 
 /// At most one client believes it holds the lock (by its own monotonic clock).
@@ -178,6 +176,22 @@ fn none_left(s: &State, how: Ended) -> bool {
     })
 }
 
+/// The `always` property `name`'s condition, those about ddblock's clients only included.
+pub fn holds_in(cfg: &Config, name: &str, s: &State) -> bool {
+    let ddblock = |c: usize| cfg.clients.get(c).is_some_and(|k| *k != Kind::Laravel);
+    match name {
+        prop::DDBLOCK_RELEASE_LEAVES_NONE => (0..s.clients.len()).all(|c| {
+            let cl = &s.clients[c];
+            !(ddblock(c)
+                && cl.phase == Phase::Idle
+                && cl.ended == Some(Ended::Released)
+                && blocks_as(s, c, s.item))
+        }),
+        prop::DDBLOCK_LOCK_KEPT => !s.ddblock_lock_taken,
+        _ => holds(name, s),
+    }
+}
+
 /// The `always` property `name`'s condition.
 pub fn holds(name: &str, s: &State) -> bool {
     match name {
@@ -195,7 +209,7 @@ pub fn holds(name: &str, s: &State) -> bool {
 /// stateright takes a property's condition as a function pointer, which cannot capture its name.
 macro_rules! always {
     ($($name:ident),* $(,)?) => {
-        [$(Property::always(prop::$name, |_, s| holds(prop::$name, s))),*]
+        [$(Property::always(prop::$name, |m: &ProtocolModel, s| holds_in(&m.cfg, prop::$name, s))),*]
     };
 }
 
@@ -231,6 +245,8 @@ impl Model for ProtocolModel {
             CLEANUP_OWN_ONLY,
             RELEASE_OWN_ONLY,
             FENCE_FORWARD,
+            DDBLOCK_RELEASE_LEAVES_NONE,
+            DDBLOCK_LOCK_KEPT,
         ]);
         properties.extend(sometimes![
             EX_ACQUIRED: ACQUIRED,

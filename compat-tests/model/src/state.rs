@@ -155,8 +155,35 @@ pub struct State {
     pub release_deleted_other: bool,
     /// Ghost: a clean-up deleted an item not written by its attempt.
     pub cleanup_deleted_other: bool,
+    /// Ghost: a ddblock holder's live lock was removed by someone else (stock Laravel's delete,
+    /// a force release), not by its own release, its expiry or TTL.
+    pub ddblock_lock_taken: bool,
+    /// Ghost: the one force release of the run was made.
+    pub forced: bool,
     /// Ghost: `event` bits seen.
     pub seen: u16,
+}
+
+impl State {
+    /// The state before anything happened: time 0, no item, nothing in flight, these clients.
+    pub fn new(clients: Vec<Client>) -> State {
+        State {
+            t: 0,
+            item: None,
+            stale: None,
+            changed_at: 0,
+            net: Vec::new(),
+            clients,
+            sends: 0,
+            max_fence: None,
+            fence_back: false,
+            release_deleted_other: false,
+            cleanup_deleted_other: false,
+            ddblock_lock_taken: false,
+            forced: false,
+            seen: 0,
+        }
+    }
 }
 
 /// One step.
@@ -186,6 +213,8 @@ pub enum Action {
     Delete(ClientId),
     /// DynamoDB TTL deletes the expired item.
     TtlDelete,
+    /// An operator's `force_release` (delete mode): one unconditional DeleteItem, whoever holds.
+    ForceRelease,
 }
 
 /// A step's human-readable lines, collected only when printing a trace.

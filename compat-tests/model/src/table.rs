@@ -130,6 +130,20 @@ pub fn delete_any(cfg: &Config, s: &mut State, client: ClientId, n: Nth) {
         if others(i, client, n) {
             s.release_deleted_other = true;
         }
+        force_delete(cfg, s);
+    }
+}
+
+/// An unconditional DeleteItem (Laravel's `forget()`, `force_release`). Notes a live ddblock
+/// holder's lock taken from it.
+pub fn force_delete(cfg: &Config, s: &mut State) {
+    if let Some(i) = s.item {
+        let holder = s.clients.get(usize::from(i.owner));
+        let ddblock = cfg.clients.get(usize::from(i.owner)) != Some(&Kind::Laravel);
+        if ddblock && holder.is_some_and(|h| h.live(s.t) && h.current() == i.n) {
+            s.ddblock_lock_taken = true;
+        }
+        s.forced = true;
         set_item(cfg, s, None);
     }
 }

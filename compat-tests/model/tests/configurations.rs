@@ -75,6 +75,9 @@ breakages! {
     f_ttl_deletion_of_a_kept_item_with_a_clock_behind_sends_the_fence_back:
         "f-keep-fence-ttl-clock-behind" => FENCE_FORWARD;
     g_a_write_landing_after_the_clean_up_leaves_a_lock: "g-late-write" => UNKNOWN_LEAVES_NONE;
+    h_stock_laravel_on_a_ddblock_key_sticks_and_deletes_a_ddblock_holders_lock:
+        "h-mixed-laravel-stale" => RELEASE_LEAVES_NONE, RELEASE_OWN_ONLY, DDBLOCK_LOCK_KEPT;
+    i_force_release_takes_a_live_holders_lock: "i-force-release" => ONE_HOLDER, DDBLOCK_LOCK_KEPT;
 }
 
 /// Also a breakage, whose counterexample must show the stale read that causes it.

@@ -58,20 +58,7 @@ pub(super) type Rejection = String;
 
 impl<'a> Replay<'a> {
     pub(super) fn new(cfg: Config, base: i64) -> Self {
-        let s = State {
-            t: 0,
-            item: None,
-            stale: None,
-            changed_at: 0,
-            net: Vec::new(),
-            clients: Vec::new(),
-            sends: 0,
-            max_fence: None,
-            fence_back: false,
-            release_deleted_other: false,
-            cleanup_deleted_other: false,
-            seen: 0,
-        };
+        let s = State::new(Vec::new());
         Replay {
             cfg,
             s,

@@ -110,7 +110,7 @@ pub(super) fn about(a: Action) -> Option<ClientId> {
         | Action::Refresh(c, _)
         | Action::Release(c, _)
         | Action::Delete(c) => Some(c),
-        Action::Tick | Action::TtlDelete => None,
+        Action::Tick | Action::TtlDelete | Action::ForceRelease => None,
     }
 }
 
