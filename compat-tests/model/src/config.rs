@@ -79,6 +79,9 @@ pub struct Config {
     pub cleanup_keeps_fence: bool,
     /// A day in ticks: a keep-fence release writes `expires_at` = its clock minus a day.
     pub day: Tick,
+    /// A write may be refused before it lands, the client told so (`ReplicatedWriteConflictException`
+    /// on a multi-Region strongly consistent table, throttling).
+    pub refused_writes: bool,
     /// An operator may `force_release` the lock once, at any time.
     pub force_release: bool,
     /// Acquires have a deadline (`block`, `acquire_by`): after a lost answer, or an answer that
@@ -163,6 +166,7 @@ fn base(name: &'static str, title: &'static str) -> Config {
         ttl_deletion: false,
         cleanup_keeps_fence: true,
         day: DAY,
+        refused_writes: false,
         force_release: false,
         deadlines: false,
         refresh: true,
@@ -373,7 +377,45 @@ pub fn configurations() -> Vec<Config> {
         (prop::DDBLOCK_LOCK_KEPT, Fails),
     ];
 
-    let mut all = vec![a, b, b1, b2, c, c2, d, e, f, g, h, i];
+    let mut j = base(
+        "j-replicated-write-conflict",
+        "ddblock on a table that may refuse a write before it lands \
+         (ReplicatedWriteConflictException on a multi-Region strongly consistent table), \
+         resent as the same write, with lost answers, delayed writes and pauses: every safety \
+         property holds",
+    );
+    j.refused_writes = true;
+    j.offsets = vec![vec![0, 1], vec![0]];
+    j.expect = ddblock_holds(&[prop::EX_ACQUIRED, prop::EX_RECOVERED, prop::EX_CLEANED_UP]);
+
+    let mut k = base(
+        "k-refresh-racing-expiry",
+        "ddblock whose heartbeat refreshes up to the lease's last tick while a contender one tick \
+         ahead waits for the expiry, over a longer horizon: the refresh never extends a lock \
+         another took, and every safety property holds",
+    );
+    k.offsets = vec![vec![0], vec![1]];
+    k.horizon = 5;
+    k.expect = ddblock_holds(&[prop::EX_REFRESHED, prop::EX_TAKEN_OVER]);
+
+    let mut a3 = base(
+        "a3-delete-three-clients",
+        "three ddblock clients (core, PHP driver, core) in delete mode, lost answers (writes land \
+         when sent), pauses, heartbeat, the third client's clock +1: every safety property holds",
+    );
+    a3.clients = vec![Kind::Core, Kind::Php, Kind::Core];
+    a3.offsets = vec![vec![0], vec![0], vec![1]];
+    // Delayed writes too: more than 4 minutes in debug, beyond CI's step.
+    a3.delayed_writes = false;
+    a3.expect = ddblock_holds(&[
+        prop::EX_ACQUIRED,
+        prop::EX_RECOVERED,
+        prop::EX_CLEANED_UP,
+        prop::EX_TAKEN_OVER,
+        prop::EX_RELEASED,
+    ]);
+
+    let mut all = vec![a, a3, b, b1, b2, c, c2, d, e, f, g, h, i, j, k];
     for cfg in &mut all {
         cfg.fences = cfg.expectation(prop::FENCE_FORWARD) != Expect::Info;
     }

@@ -36,6 +36,7 @@ pub fn step(cfg: &Config, s: &State, a: Action, notes: &mut Notes) -> Option<Sta
                 )
             });
         }
+        Action::Refuse(c, seq) => protocol::refuse(cfg, &mut s, c, seq, notes),
         Action::Answer(c) => protocol::answer(cfg, &mut s, c, notes),
         Action::Timeout(c) => protocol::timeout(cfg, &mut s, c, notes),
         Action::Resend(c) => protocol::resend(cfg, &mut s, c, notes),
@@ -84,6 +85,9 @@ pub fn possible(cfg: &Config, s: &State, out: &mut Vec<Action>) {
         out.push(Action::Land(w.client, w.seq));
         if cfg.lost_answers {
             out.push(Action::Drop(w.client, w.seq));
+        }
+        if cfg.refused_writes {
+            out.push(Action::Refuse(w.client, w.seq));
         }
     }
     for (i, cl) in s.clients.iter().enumerate() {

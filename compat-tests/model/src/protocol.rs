@@ -148,6 +148,34 @@ pub fn land(cfg: &Config, s: &mut State, c: ClientId, seq: u8, notes: &mut Notes
     });
 }
 
+/// A write refused before it landed (`ReplicatedWriteConflictException`, throttling): nothing
+/// changed, and the client, told so, sends the same write again (core/src/lock/attempt.rs: not
+/// counted as a write, the outcome as known as before).
+pub fn refuse(cfg: &Config, s: &mut State, c: ClientId, seq: u8, notes: &mut Notes) {
+    let Some(pos) = s.net.iter().position(|w| w.client == c && w.seq == seq) else {
+        return;
+    };
+    let w = s.net.remove(pos);
+    notes.say(|| {
+        format!(
+            "t={} {}: write #{seq} refused before it lands (ReplicatedWriteConflictException)",
+            s.t,
+            cfg.client_name(c)
+        )
+    });
+    if let Phase::Acquiring {
+        unknown,
+        waiting: Some(x),
+        answer: None,
+        ..
+    } = client(s, c).phase
+    {
+        if x == seq && w.n == client(s, c).current() {
+            send(cfg, s, c, seq, unknown, notes);
+        }
+    }
+}
+
 /// Whether reading answer `a` ends the acquisition (acquired or told it is held).
 pub fn answer_ends(cfg: &Config, s: &State, c: ClientId, a: Answer) -> bool {
     if is_laravel(cfg, c) {

@@ -197,6 +197,9 @@ pub enum Action {
     Land(ClientId, u8),
     /// A write in flight is lost on the way and never lands.
     Drop(ClientId, u8),
+    /// A write is refused before it lands (`ReplicatedWriteConflictException`, throttling), and
+    /// the client is told so: it sends the same write again.
+    Refuse(ClientId, u8),
     /// A client reads the answer it waits for.
     Answer(ClientId),
     /// A client stops waiting: the answer is lost or late (a timeout).

@@ -47,6 +47,21 @@ fn a_ddblock_in_delete_mode_keeps_every_safety_property() {
 }
 
 #[test]
+fn a3_three_clients_keep_every_safety_property() {
+    holds("a3-delete-three-clients");
+}
+
+#[test]
+fn j_writes_refused_before_landing_keep_every_safety_property() {
+    holds("j-replicated-write-conflict");
+}
+
+#[test]
+fn k_a_refresh_racing_expiry_keeps_every_safety_property() {
+    holds("k-refresh-racing-expiry");
+}
+
+#[test]
 fn b_keep_fence_fences_never_go_back() {
     holds("b-keep-fence");
     holds("b-keep-fence-ttl-in-sync");
@@ -98,6 +113,9 @@ fn every_configuration_is_tested() {
     // The configurations of the tests written out above, and those of `breakages!`.
     let written = [
         "a-delete",
+        "a3-delete-three-clients",
+        "j-replicated-write-conflict",
+        "k-refresh-racing-expiry",
         "b-keep-fence",
         "b-keep-fence-ttl-in-sync",
         "c-laravel-stale",

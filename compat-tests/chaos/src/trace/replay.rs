@@ -51,6 +51,8 @@ pub(super) struct Replay<'a> {
     /// client read the item afterwards, so its answer is one of the versions the item had since
     /// the write landed (kept until its next step shows which).
     pub(super) pending: Vec<Option<Versions>>,
+    /// The pending answer came without the item (`ALL_OLD` ignored): later versions may be it.
+    read_later: Vec<bool>,
 }
 
 /// Why a step was rejected (its description comes with it).
@@ -72,6 +74,7 @@ impl<'a> Replay<'a> {
             released: Vec::new(),
             release_lost: Vec::new(),
             pending: Vec::new(),
+            read_later: Vec::new(),
         }
     }
 
@@ -100,6 +103,7 @@ impl<'a> Replay<'a> {
         self.released.push(false);
         self.release_lost.push(false);
         self.pending.push(None);
+        self.read_later.push(false);
         c
     }
 
@@ -122,7 +126,7 @@ impl<'a> Replay<'a> {
     }
 
     /// Applies `a` if the model allows it, else says what it allowed.
-    fn apply(&mut self, c: ClientId, a: Action, what: &str) -> Result<(), Rejection> {
+    fn step_to(&mut self, c: ClientId, a: Action, what: &str) -> Result<(), Rejection> {
         let mut allowed = Vec::new();
         possible(&self.cfg, &self.s, &mut allowed);
         if !allowed.contains(&a) {
@@ -142,6 +146,12 @@ impl<'a> Replay<'a> {
             ));
         }
         self.s = step(&self.cfg, &self.s, a, &mut Notes(None)).expect("a step applies");
+        Ok(())
+    }
+
+    /// Applies `a` as [`Self::step_to`] does, then checks the state reached.
+    fn apply(&mut self, c: ClientId, a: Action, what: &str) -> Result<(), Rejection> {
+        self.step_to(c, a, what)?;
         self.after(c, what)
     }
 
@@ -238,9 +248,10 @@ impl<'a> Replay<'a> {
                 if landed {
                     self.compare_answer(c, e, &what)?;
                 }
-                let read_later = heard && status == 400 && e["response"].get("Item").is_none();
-                if read_later {
+                if heard && status == 400 {
+                    // A refusal is acted on once the client's next step shows how (below).
                     self.pending[i] = Some(vec![(self.s.t, self.s.item)]);
+                    self.read_later[i] = e["response"].get("Item").is_none();
                 } else {
                     let next = if heard {
                         Action::Answer(c)
@@ -263,9 +274,10 @@ impl<'a> Replay<'a> {
         }
     }
 
-    /// Settles client `c`'s refused write answered without the item: the answer is the version
-    /// the client's read found, one of those the item had since the write landed, read at a second
-    /// it was current, or lost if the read failed; the one taken is the first after which the model allows the client's `next`
+    /// Settles client `c`'s refused write: its answer is the item the server returned, or
+    /// (without it) the version the client's read found, one of those the item had since the
+    /// write landed, read at a second it was current, or lost if the read failed; the client's
+    /// clock then reads the second its send showed or the next; the one taken is the first after which the model allows the client's `next`
     /// step (the landing's own version when none does, or when there is no next step: the step
     /// is then rejected).
     pub(super) fn resolve(
@@ -277,10 +289,12 @@ impl<'a> Replay<'a> {
         let Some(versions) = self.pending[usize::from(c)].take() else {
             return Ok(());
         };
-        // The answer as the client read it: at second `t`, the item `v`.
-        let answered = |s: &State, t: Tick, v: Option<Item>| {
+        // The answer as the client read it: at second `t`, the item `v`, its clock `tick` seconds
+        // past the one its send showed (a clock known to the second may turn over in between).
+        let answered = |s: &State, t: Tick, v: Option<Item>, tick: Tick| {
             let mut s = s.clone();
             s.t = t;
+            s.clients[usize::from(c)].offset += tick;
             if let Phase::Acquiring { answer, .. } = &mut s.clients[usize::from(c)].phase {
                 *answer = Some(v.map_or(Answer::Gone, Answer::Taken));
             }
@@ -293,7 +307,9 @@ impl<'a> Replay<'a> {
         for (k, (from, v)) in versions.iter().enumerate() {
             let until = versions.get(k + 1).map_or(now, |(t, _)| *t);
             for t in *from..=until {
-                choices.push((answered(&self.s, t, *v), Action::Answer(c)));
+                for tick in [0, 1] {
+                    choices.push((answered(&self.s, t, *v, tick), Action::Answer(c)));
+                }
             }
         }
         choices.push((self.s.clone(), Action::Timeout(c)));
@@ -310,17 +326,21 @@ impl<'a> Replay<'a> {
             };
             chosen = choices.iter().position(allows).unwrap_or(0);
         }
+        let offset = self.s.clients[usize::from(c)].offset;
         let (s, a) = choices.swap_remove(chosen);
         self.s = s;
-        let applied = self.apply(c, a, what);
+        let applied = self.step_to(c, a, what);
         self.s.t = now;
-        applied
+        self.s.clients[usize::from(c)].offset = offset;
+        applied?;
+        self.after(c, what)
     }
 
     /// Every refused write still waiting to be settled may have read the item as it is now.
     pub(super) fn seen_by_pending(&mut self) {
         let (t, item) = (self.s.t, self.s.item);
-        for p in self.pending.iter_mut().flatten() {
+        let later = self.pending.iter_mut().zip(&self.read_later);
+        for p in later.filter_map(|(p, later)| p.as_mut().filter(|_| *later)) {
             if p.last().map(|(_, i)| *i) != Some(item) {
                 p.push((t, item));
             }

@@ -103,6 +103,7 @@ pub(super) fn about(a: Action) -> Option<ClientId> {
         Action::Acquire(c)
         | Action::Land(c, _)
         | Action::Drop(c, _)
+        | Action::Refuse(c, _)
         | Action::Answer(c)
         | Action::Timeout(c)
         | Action::Resend(c)
