@@ -219,3 +219,37 @@ fn stock_laravels_release_under_a_stale_read_is_rejected_at_its_delete() {
         r.rejections
     );
 }
+
+/// The heartbeat's refresh (UpdateItem if ours and live), with the client's clock at `at`.
+fn refresh(at: i64, owner: &str, status: u16) -> Value {
+    let clock = T0 + at;
+    let request = json!({
+        "ConditionExpression": "attribute_exists(#key) AND #value = :owner AND #expires_at > :now",
+        "UpdateExpression": "SET #expires_at = :expires_at",
+        "ExpressionAttributeValues": {
+            ":owner": stored(owner), ":now": {"N": clock.to_string()},
+            ":expires_at": {"N": (clock + TTL).to_string()},
+        },
+    });
+    entry(at, "UpdateItem", request, status, json!({}), "answered")
+}
+
+#[test]
+fn a_refresh_landing_after_the_release_passes_only_if_it_changes_nothing() {
+    let journal = |status| {
+        [
+            acquire(0, "alice", "a1", 200, fence(0), "answered"),
+            refresh(2, "alice", 200),
+            release(3, "alice", 200),
+            // Sent by the heartbeat while Alice held, landing after her release.
+            refresh(3, "alice", status),
+        ]
+    };
+    let cycles = [cycle("alice", "rust", "acquired", Some("released"))];
+    let r = run(&journal(400), &cycles);
+    assert_eq!(r.rejected, 0, "{:?}", r.rejections);
+    // A refresh that the server applied after the release: the item was not released.
+    let r = run(&journal(200), &cycles);
+    assert_eq!(r.rejected, 1, "{:?}", r.rejections);
+    assert!(r.rejections[0].contains("journal #3"), "{:?}", r.rejections);
+}
