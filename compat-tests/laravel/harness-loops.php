@@ -175,6 +175,28 @@ function chaos_guarded_write(DynamoDbClient $client, array &$c, ?int $fence): st
 }
 
 /**
+ * The work of a chaos cycle: the counter `cnt_<name>` read, a pause, and written back plus one,
+ * unguarded and straight to the server (`$direct`, no fault proxy): `counted` or `error`.
+ */
+function chaos_count(DynamoDbClient $direct, array &$c, int $workUs): string
+{
+    $key = ['key' => ['S' => "cnt_{$c['name']}"]];
+    $table = env_or('DDB_TABLE');
+    try {
+        $item = $direct->getItem(['TableName' => $table, 'Key' => $key, 'ConsistentRead' => true])['Item'] ?? null;
+        $n = $item === null ? 0 : (int) $item['n']['N'];
+        usleep($workUs);
+        $direct->putItem(['TableName' => $table, 'Item' => $key + ['n' => ['N' => (string) ($n + 1)]]]);
+
+        return 'counted';
+    } catch (Throwable $e) {
+        chaos_classify($c, 'counter', $e);
+
+        return 'error';
+    }
+}
+
+/**
  * `chaos`: loops wait (block() up to `wait_ms`, 100 ms between tries) -> guarded write -> work
  * (`work_ms`) -> guarded write -> release on random `keys` (seeded by `seed`) until `acquisitions`
  * or `duration_ms`. One record per cycle, as compat-tests/chaos/src/checker.rs `Cycle` describes:
@@ -198,6 +220,11 @@ function run_chaos(DynamoDbStore $store, DynamoDbClient $client, array $cmd): ar
     $out = fopen((string) field($cmd, 'out'), 'a');
     $driver = harness_driver() === 'ddblock';
     $lang = $driver ? 'php' : 'laravel';
+    // The counter's client, straight to the server (no fault proxy); ddblock's workers only.
+    $counterEndpoint = getenv('DDB_COUNTER_ENDPOINT');
+    $direct = $driver && $counterEndpoint
+        ? ddblock_dynamodb_client($counterEndpoint, ['region' => env_or('DDB_REGION', 'us-east-1')])
+        : null;
 
     $cycles = 0;
     $acquired = 0;
@@ -227,7 +254,11 @@ function run_chaos(DynamoDbStore $store, DynamoDbClient $client, array $cmd): ar
             $c['fence'] = $fence;
             for ($i = 0; $i < 2; $i++) {
                 if ($i === 1) {
-                    usleep($workUs);
+                    if ($direct !== null && $leaseEnd - hrtime(true) / 1e9 >= CHAOS_LEASE_SAFETY) {
+                        $c['counter'] = chaos_count($direct, $c, $workUs);
+                    } else {
+                        usleep($workUs);
+                    }
                 }
                 if ($leaseEnd - hrtime(true) / 1e9 < CHAOS_LEASE_SAFETY || ($driver && $fence === null)) {
                     $c['writes'][] = 'skipped';

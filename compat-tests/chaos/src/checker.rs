@@ -648,3 +648,34 @@ pub fn check_metrics(report: &mut Report, cycles: &[Cycle], metrics: &BTreeMap<S
         }
     }
 }
+
+/// The counter's verdict: each critical section read the counter and wrote it back plus one,
+/// unguarded (`guarded::counter_key`), so the counters sum (`counted`) to the sections that
+/// counted unless two overlapped (a lost update); a section whose write failed may have counted
+/// or not. The line `counter: S sections, C counted`, and the violation if any.
+pub fn counter(cycles: &[Cycle], counted: i64) -> (String, Option<String>) {
+    let sections = |what: &str| {
+        let n = cycles
+            .iter()
+            .filter(|c| c.counter.as_deref() == Some(what))
+            .count();
+        i64::try_from(n).unwrap_or(i64::MAX)
+    };
+    let (sections, unsure) = (sections("counted"), sections("error"));
+    let note = match unsure {
+        0 => String::new(),
+        n => format!(" (and {n} more whose write failed, each counted or not)"),
+    };
+    let line = format!("counter: {sections} sections, {counted} counted{note}");
+    let violation = (counted < sections || counted > sections + unsure).then(|| {
+        let why = if counted < sections {
+            "updates were lost: two sections overlapped"
+        } else {
+            "more than the sections that ran"
+        };
+        format!(
+            "the counter is {counted} after {sections} critical sections (+{unsure} unsure): {why}"
+        )
+    });
+    (line, violation)
+}

@@ -6,6 +6,7 @@ pub mod checker;
 pub mod peers;
 pub mod profile;
 pub mod server;
+pub mod trace;
 
 /// The guarded resource (shared with the Rust peer, which writes it in its `chaos` op).
 pub use ddblock_test_support::guarded;

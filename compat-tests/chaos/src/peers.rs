@@ -6,6 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use crate::checker::Cycle;
 use crate::profile::Profile;
 
 /// The cache prefix of the run's lock items (layout laravel12: lock `k0` is `chaos_k0`).
@@ -43,11 +44,13 @@ fn peer_program(root: &Path, exe_dir: &Path, lang: &str) -> (PathBuf, Vec<PathBu
     }
 }
 
-/// Every worker of profile `p` on `table` at `endpoint`, records and answers into `out`.
+/// Every worker of profile `p` on `table` at `endpoint`, records and answers into `out`; each
+/// critical section's counter goes to `direct`, the server itself.
 pub fn worker_commands(
     root: &Path,
     p: &Profile,
     endpoint: &str,
+    direct: &str,
     table: &str,
     out: &Path,
 ) -> Vec<WorkerSpec> {
@@ -85,7 +88,12 @@ pub fn worker_commands(
             cmd.env("DDB_DRIVER", driver);
         }
         // The guarded writes' client settings of the old workers: 3 s per HTTP call, 2 retries.
+        // `--inject`: the first Rust worker releases wrongly.
+        if let (Some(how), "rust", 1) = (p.inject, lang, n) {
+            cmd.env("DDB_CHAOS_INJECT", how);
+        }
         cmd.env("DDB_ENDPOINT", endpoint)
+            .env("DDB_COUNTER_ENDPOINT", direct)
             .env("DDB_TABLE", table)
             .env("DDB_LAYOUT", "laravel12")
             .env("DDB_PREFIX", PREFIX)
@@ -146,4 +154,22 @@ pub fn answer_problem(answer: &Path) -> Option<String> {
         Ok(v) => Some(format!("answered {}", v["error"])),
         Err(_) => Some(format!("answered {line:?}")),
     }
+}
+
+/// Every worker's records (`*.jsonl` in `records`).
+pub fn read_records(records: &Path) -> Result<Vec<Cycle>, String> {
+    let mut cycles: Vec<Cycle> = Vec::new();
+    for entry in fs::read_dir(records).map_err(|e| format!("{}: {e}", records.display()))? {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        if path.extension().is_some_and(|e| e == "jsonl") {
+            let text = fs::read_to_string(&path).map_err(|e| e.to_string())?;
+            for line in text.lines().filter(|l| !l.trim().is_empty()) {
+                cycles.push(
+                    serde_json::from_str(line)
+                        .map_err(|e| format!("{}: bad record {line:?}: {e}", path.display()))?,
+                );
+            }
+        }
+    }
+    Ok(cycles)
 }

@@ -3,6 +3,10 @@
 
 use std::time::Duration;
 
+/// The broken releases `--inject` makes the first Rust worker send, each of which trace
+/// validation must reject.
+pub const INJECTIONS: [&str; 2] = ["unconditional-release", "laravel-stale-release"];
+
 /// What one run does.
 #[derive(Debug, Clone)]
 pub struct Profile {
@@ -58,6 +62,9 @@ pub struct Profile {
     pub stale_ms: u64,
     /// Seed of the proxy's fault choices and the workers' key choices.
     pub seed: u64,
+    /// A broken release the first Rust worker makes on purpose (`--inject`), which the trace
+    /// validation must reject: `unconditional-release` or `laravel-stale-release`.
+    pub inject: Option<&'static str>,
 }
 
 impl Profile {
@@ -88,6 +95,7 @@ impl Profile {
             latency_jitter_ms: 150,
             stale_ms: 1000,
             seed: 1,
+            inject: None,
         }
     }
 

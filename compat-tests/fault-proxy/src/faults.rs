@@ -112,6 +112,6 @@ pub(crate) async fn after_forward(
             tokio::time::sleep(Duration::from_millis(cfg.delay_response_ms)).await;
             None
         }
-        Delivery::Answered | Delivery::Unreachable => None,
+        Delivery::Answered | Delivery::Unreachable | Delivery::NotForwarded => None,
     }
 }

@@ -4,6 +4,8 @@
 //! While the journal is on (`FaultConfig::journal`), single-item writes (PutItem, UpdateItem,
 //! DeleteItem) to one item are forwarded one at a time, so the journal lists the writes of each
 //! item in the order the server committed them (DynamoDB serializes writes to one item too).
+//! Writes the proxy refuses before forwarding (throttled, 500s, dropped requests) are journaled
+//! too, with status 0 and delivery `not_forwarded`: a trace of what clients sent.
 //! Entries carry the wall clock of the answer in microseconds (the proxy's clock is not skewed
 //! even when clients' are) and a sequence number over all items.
 
@@ -35,6 +37,9 @@ pub(crate) enum Delivery {
     Delayed,
     /// The server could not be reached: nothing was written.
     Unreachable,
+    /// Refused by the proxy before forwarding (an injected throttle or 500, a dropped request):
+    /// nothing was written (status 0).
+    NotForwarded,
 }
 
 impl Delivery {
@@ -45,6 +50,7 @@ impl Delivery {
             Delivery::Reset => "reset",
             Delivery::Delayed => "delayed",
             Delivery::Unreachable => "unreachable",
+            Delivery::NotForwarded => "not_forwarded",
         }
     }
 }

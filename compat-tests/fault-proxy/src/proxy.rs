@@ -38,6 +38,18 @@ pub(crate) async fn handle(sh: &Shared, req: Request) -> Reply {
     let plan = sh.planner.draw(&cfg, &op, reads);
 
     if let Some(reply) = faults::before_forward(sh, &cfg, &plan, &op).await {
+        // A single-item write refused here is journaled too: it was sent, and never landed.
+        if cfg.journal && matches!(op.as_str(), "PutItem" | "UpdateItem" | "DeleteItem") {
+            let request = body.clone().map(Value::Object).unwrap_or(Value::Null);
+            let why = match (plan.drop_request, plan.throttle) {
+                (true, _) => "dropped before forwarding",
+                (_, true) => "throttled",
+                _ => "500",
+            };
+            let answer = json!({ "not_forwarded": why });
+            sh.journal
+                .record(&op, request, 0, answer, Delivery::NotForwarded);
+        }
         return reply;
     }
 

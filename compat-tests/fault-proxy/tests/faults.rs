@@ -34,6 +34,36 @@ async fn throttle_rate_one_exhausts_the_sdk_retries() {
     .await;
 }
 
+/// With the journal on, a write refused before forwarding is journaled too (status 0,
+/// `not_forwarded`, and why): it was sent, and never landed.
+#[tokio::test]
+async fn journal_records_writes_refused_before_forwarding() {
+    let faults = FaultConfig {
+        journal: true,
+        throttle_rate: 1.0,
+        ..FaultConfig::default()
+    };
+    each_backend_with(faults, THREE_ATTEMPTS, async |r: &Rig| {
+        let put = r.c.put_item().table_name(&r.table).item("key", s("k"));
+        expect_code(
+            put.send().await,
+            "ProvisionedThroughputExceededException",
+            r.name,
+        );
+        let journal = r.p.journal();
+        assert_eq!(journal.len(), 3, "{}: {journal:?}", r.name);
+        for e in &journal {
+            assert_eq!(e["op"], "PutItem", "{}", r.name);
+            assert_eq!(e["status"], 0, "{}", r.name);
+            assert_eq!(e["delivery"], "not_forwarded", "{}", r.name);
+            assert_eq!(e["response"]["not_forwarded"], "throttled", "{}", r.name);
+            assert_eq!(e["request"]["Item"]["key"]["S"], "k", "{}", r.name);
+        }
+        r.expect_direct_owner("k", None).await;
+    })
+    .await;
+}
+
 /// 500s only for the operations listed: PutItem goes through, each GetItem attempt gets a 500.
 #[tokio::test]
 async fn error_500_rate_one_exhausts_the_sdk_retries() {

@@ -1,7 +1,7 @@
 //! The model's parameters and the named configurations, each with the verdict expected of every
 //! property.
 
-use crate::state::Tick;
+use crate::state::{ClientId, Fence, Nth, Tick};
 
 /// What runs a client.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,7 +28,7 @@ pub enum ReleaseMode {
 pub const DAY: Tick = 100;
 /// "µs" per tick in a fence base: above the number of sends a run can make, so a later send in the
 /// same tick reads a later clock.
-pub const FENCE_SCALE: i32 = 16;
+pub const FENCE_SCALE: Fence = 16;
 
 /// What a property is expected to show in a configuration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,7 +58,7 @@ pub struct Config {
     /// Time stops at this tick (clients may still act).
     pub horizon: Tick,
     /// Acquisitions per client.
-    pub acquisitions: u8,
+    pub acquisitions: Nth,
     /// Writes per acquire attempt (the first and its resends).
     pub max_writes: u8,
     pub release: ReleaseMode,
@@ -77,6 +77,17 @@ pub struct Config {
     /// In keep-fence mode, the clean-up of an unknown outcome expires this attempt's write as
     /// the release does, keeping the fence (proposed); `false`: it deletes it (the core today).
     pub cleanup_keeps_fence: bool,
+    /// A day in ticks: a keep-fence release writes `expires_at` = its clock minus a day.
+    pub day: Tick,
+    /// A write may be refused before it lands, the client told so (`ReplicatedWriteConflictException`
+    /// on a multi-Region strongly consistent table, throttling).
+    pub refused_writes: bool,
+    /// An operator may `force_release` the lock once, at any time.
+    pub force_release: bool,
+    /// Acquires have a deadline (`block`, `acquire_by`): after a lost answer, or an answer that
+    /// does not end the attempt, the client may send again or stop sending (to finish), each a
+    /// step; without, it sends again at once while `max_writes` allows.
+    pub deadlines: bool,
     /// Holders refresh (the heartbeat).
     pub refresh: bool,
     /// Fences are computed (they decide nothing in the protocol, only the fence property reads
@@ -88,7 +99,7 @@ pub struct Config {
 
 impl Config {
     /// Client `c`'s display name: its kind and its number from 1 (`core-1`, `laravel-2`).
-    pub fn client_name(&self, c: u8) -> String {
+    pub fn client_name(&self, c: ClientId) -> String {
         let kind = match self.clients[usize::from(c)] {
             Kind::Core => "core",
             Kind::Php => "php",
@@ -99,7 +110,7 @@ impl Config {
 
     /// Every client's display name, by client.
     pub fn names(&self) -> Vec<String> {
-        let clients = u8::try_from(self.clients.len()).expect("few clients");
+        let clients = ClientId::try_from(self.clients.len()).expect("few clients");
         (0..clients).map(|c| self.client_name(c)).collect()
     }
 
@@ -120,6 +131,9 @@ pub mod prop {
     pub const CLEANUP_OWN_ONLY: &str = "a clean-up never deletes another holder's lock";
     pub const RELEASE_OWN_ONLY: &str = "a release never deletes another holder's lock";
     pub const FENCE_FORWARD: &str = "fences never go back";
+    pub const DDBLOCK_RELEASE_LEAVES_NONE: &str = "no lock left behind by a ddblock release";
+    pub const DDBLOCK_LOCK_KEPT: &str =
+        "a ddblock holder's live lock is removed only by its holder (or expiry)";
     pub const EX_ACQUIRED: &str = "sometimes: a lock is acquired";
     pub const EX_RECOVERED: &str = "sometimes: a lost answer is recovered";
     pub const EX_CLEANED_UP: &str = "sometimes: an unknown outcome is cleaned up";
@@ -151,9 +165,35 @@ fn base(name: &'static str, title: &'static str) -> Config {
         stale_ticks: None,
         ttl_deletion: false,
         cleanup_keeps_fence: true,
+        day: DAY,
+        refused_writes: false,
+        force_release: false,
+        deadlines: false,
         refresh: true,
         fences: false,
         expect: Vec::new(),
+    }
+}
+
+/// The configuration trace validation replays a chaos run in (`compat-tests/chaos`, `trace`):
+/// time in seconds, the run's ttl and margin, a client per owner token (added as they appear),
+/// no bound on acquisitions or writes, acquires with a deadline, every fault, TTL deletion.
+pub fn trace(ttl: Tick, margin: Tick, release: ReleaseMode) -> Config {
+    Config {
+        clients: Vec::new(),
+        offsets: Vec::new(),
+        ttl,
+        margin,
+        horizon: Tick::MAX,
+        acquisitions: Nth::MAX,
+        max_writes: u8::MAX,
+        release,
+        day: 86_400,
+        // DynamoDB Local runs TTL on the run's table (dynalite does not).
+        ttl_deletion: true,
+        deadlines: true,
+        fences: true,
+        ..base("trace", "a chaos run's trace, replayed")
     }
 }
 
@@ -189,6 +229,8 @@ fn ddblock_holds(more: &[&'static str]) -> Vec<(&'static str, Expect)> {
         prop::UNKNOWN_LEAVES_NONE,
         prop::CLEANUP_OWN_ONLY,
         prop::RELEASE_OWN_ONLY,
+        prop::DDBLOCK_RELEASE_LEAVES_NONE,
+        prop::DDBLOCK_LOCK_KEPT,
     ];
     safety.iter().chain(more).map(|&p| (p, Holds)).collect()
 }
@@ -295,7 +337,85 @@ pub fn configurations() -> Vec<Config> {
     g.offsets = vec![vec![0], vec![0]];
     g.expect = vec![(prop::UNKNOWN_LEAVES_NONE, Fails)];
 
-    let mut all = vec![a, b, b1, b2, c, c2, d, e, f, g];
+    let mut h = base(
+        "h-mixed-laravel-stale",
+        "ddblock (core) and stock Laravel on one key, eventually consistent reads (the \
+         migration): ddblock's own releases leave nothing and there is one live holder, but \
+         Laravel's release is stuck after a stale read, and, paused between its read and its \
+         delete, deletes a ddblock holder's live lock",
+    );
+    h.clients = vec![Kind::Core, Kind::Laravel];
+    h.offsets = vec![vec![0], vec![0]];
+    h.stale_ticks = Some(0);
+    h.lost_answers = false;
+    h.delayed_writes = false;
+    h.expect = vec![
+        (prop::ONE_HOLDER, Holds),
+        (prop::DDBLOCK_RELEASE_LEAVES_NONE, Holds),
+        (prop::CLEANUP_OWN_ONLY, Holds),
+        (prop::RELEASE_LEAVES_NONE, Fails),
+        (prop::RELEASE_OWN_ONLY, Fails),
+        (prop::DDBLOCK_LOCK_KEPT, Fails),
+        (prop::EX_STALE_READ, Holds),
+        (prop::EX_TAKEN_OVER, Holds),
+    ];
+
+    let mut i = base(
+        "i-force-release",
+        "ddblock (core and PHP driver) with one operator's force_release at any time: it removes \
+         a live holder's lock, which the holder is not told of, and another acquires it",
+    );
+    i.force_release = true;
+    i.offsets = vec![vec![0], vec![0]];
+    i.expect = vec![
+        (prop::RELEASE_LEAVES_NONE, Holds),
+        (prop::UNKNOWN_LEAVES_NONE, Holds),
+        (prop::CLEANUP_OWN_ONLY, Holds),
+        (prop::RELEASE_OWN_ONLY, Holds),
+        (prop::DDBLOCK_RELEASE_LEAVES_NONE, Holds),
+        (prop::ONE_HOLDER, Fails),
+        (prop::DDBLOCK_LOCK_KEPT, Fails),
+    ];
+
+    let mut j = base(
+        "j-replicated-write-conflict",
+        "ddblock on a table that may refuse a write before it lands \
+         (ReplicatedWriteConflictException on a multi-Region strongly consistent table), \
+         resent as the same write, with lost answers, delayed writes and pauses: every safety \
+         property holds",
+    );
+    j.refused_writes = true;
+    j.offsets = vec![vec![0, 1], vec![0]];
+    j.expect = ddblock_holds(&[prop::EX_ACQUIRED, prop::EX_RECOVERED, prop::EX_CLEANED_UP]);
+
+    let mut k = base(
+        "k-refresh-racing-expiry",
+        "ddblock whose heartbeat refreshes up to the lease's last tick while a contender one tick \
+         ahead waits for the expiry, over a longer horizon: the refresh never extends a lock \
+         another took, and every safety property holds",
+    );
+    k.offsets = vec![vec![0], vec![1]];
+    k.horizon = 5;
+    k.expect = ddblock_holds(&[prop::EX_REFRESHED, prop::EX_TAKEN_OVER]);
+
+    let mut a3 = base(
+        "a3-delete-three-clients",
+        "three ddblock clients (core, PHP driver, core) in delete mode, lost answers (writes land \
+         when sent), pauses, heartbeat, the third client's clock +1: every safety property holds",
+    );
+    a3.clients = vec![Kind::Core, Kind::Php, Kind::Core];
+    a3.offsets = vec![vec![0], vec![0], vec![1]];
+    // Delayed writes too: more than 4 minutes in debug, beyond CI's step.
+    a3.delayed_writes = false;
+    a3.expect = ddblock_holds(&[
+        prop::EX_ACQUIRED,
+        prop::EX_RECOVERED,
+        prop::EX_CLEANED_UP,
+        prop::EX_TAKEN_OVER,
+        prop::EX_RELEASED,
+    ]);
+
+    let mut all = vec![a, a3, b, b1, b2, c, c2, d, e, f, g, h, i, j, k];
     for cfg in &mut all {
         cfg.fences = cfg.expectation(prop::FENCE_FORWARD) != Expect::Info;
     }

@@ -4,7 +4,7 @@ use stateright::{Model, Property};
 
 use crate::config::{prop, Config, Kind};
 use crate::protocol;
-use crate::state::{event, Action, Client, Ended, Item, Notes, Phase, State};
+use crate::state::{event, Action, Client, ClientId, Ended, Item, Notes, Phase, State};
 use crate::table;
 
 /// The protocol under one configuration.
@@ -36,12 +36,25 @@ pub fn step(cfg: &Config, s: &State, a: Action, notes: &mut Notes) -> Option<Sta
                 )
             });
         }
+        Action::Refuse(c, seq) => protocol::refuse(cfg, &mut s, c, seq, notes),
         Action::Answer(c) => protocol::answer(cfg, &mut s, c, notes),
         Action::Timeout(c) => protocol::timeout(cfg, &mut s, c, notes),
+        Action::Resend(c) => protocol::resend(cfg, &mut s, c, notes),
         Action::Finish(c) => protocol::finish(cfg, &mut s, c, notes),
         Action::Refresh(c, lost) => protocol::refresh(cfg, &mut s, c, lost, notes),
         Action::Release(c, stale) => protocol::release(cfg, &mut s, c, stale, notes),
         Action::Delete(c) => protocol::delete(cfg, &mut s, c, notes),
+        Action::ForceRelease => {
+            let names = cfg.names();
+            let before = crate::state::show_item(s.item, &names);
+            table::force_delete(cfg, &mut s);
+            notes.say(|| {
+                format!(
+                    "t={}: force_release DeleteItem (unconditional) deletes {before}",
+                    s.t
+                )
+            });
+        }
         Action::TtlDelete => {
             let names = cfg.names();
             let before = crate::state::show_item(s.item, &names);
@@ -53,7 +66,7 @@ pub fn step(cfg: &Config, s: &State, a: Action, notes: &mut Notes) -> Option<Sta
     Some(s)
 }
 
-fn in_flight(s: &State, c: u8) -> bool {
+fn in_flight(s: &State, c: ClientId) -> bool {
     s.net.iter().any(|w| w.client == c)
 }
 
@@ -65,14 +78,20 @@ pub fn possible(cfg: &Config, s: &State, out: &mut Vec<Action>) {
     if cfg.ttl_deletion && s.item.is_some_and(|i| i.expires_at < s.t) {
         out.push(Action::TtlDelete);
     }
+    if cfg.force_release && !s.forced && s.item.is_some() {
+        out.push(Action::ForceRelease);
+    }
     for w in &s.net {
         out.push(Action::Land(w.client, w.seq));
         if cfg.lost_answers {
             out.push(Action::Drop(w.client, w.seq));
         }
+        if cfg.refused_writes {
+            out.push(Action::Refuse(w.client, w.seq));
+        }
     }
     for (i, cl) in s.clients.iter().enumerate() {
-        let c = u8::try_from(i).expect("few clients");
+        let c = ClientId::try_from(i).expect("few clients");
         // Under the stated assumption, an attempt ends only once none of its writes is in flight.
         let may_end = cfg.late_writes || !in_flight(s, c);
         let laravel = cfg.clients[i] == Kind::Laravel;
@@ -80,7 +99,10 @@ pub fn possible(cfg: &Config, s: &State, out: &mut Vec<Action>) {
             Phase::Idle if cl.n < cfg.acquisitions => out.push(Action::Acquire(c)),
             Phase::Idle => {}
             Phase::Acquiring {
-                waiting, answer, ..
+                writes,
+                waiting,
+                answer,
+                ..
             } => {
                 if let Some(a) = answer {
                     if may_end || !protocol::answer_ends(cfg, s, c, a) {
@@ -89,6 +111,10 @@ pub fn possible(cfg: &Config, s: &State, out: &mut Vec<Action>) {
                 }
                 if waiting.is_some() && cfg.lost_answers {
                     out.push(Action::Timeout(c));
+                }
+                if waiting.is_none() && answer.is_none() && cfg.deadlines && writes < cfg.max_writes
+                {
+                    out.push(Action::Resend(c));
                 }
                 if waiting.is_none() && may_end {
                     out.push(Action::Finish(c));
@@ -131,23 +157,7 @@ pub fn initial(cfg: &Config) -> Vec<State> {
             })
             .collect();
     }
-    states
-        .into_iter()
-        .map(|clients| State {
-            t: 0,
-            item: None,
-            stale: None,
-            changed_at: 0,
-            net: Vec::new(),
-            clients,
-            sends: 0,
-            max_fence: None,
-            fence_back: false,
-            release_deleted_other: false,
-            cleanup_deleted_other: false,
-            seen: 0,
-        })
-        .collect()
+    states.into_iter().map(State::new).collect()
 }
 
 /// At most one client believes it holds the lock (by its own monotonic clock).
@@ -170,6 +180,22 @@ fn none_left(s: &State, how: Ended) -> bool {
     })
 }
 
+/// The `always` property `name`'s condition, those about ddblock's clients only included.
+pub fn holds_in(cfg: &Config, name: &str, s: &State) -> bool {
+    let ddblock = |c: usize| cfg.clients.get(c).is_some_and(|k| *k != Kind::Laravel);
+    match name {
+        prop::DDBLOCK_RELEASE_LEAVES_NONE => (0..s.clients.len()).all(|c| {
+            let cl = &s.clients[c];
+            !(ddblock(c)
+                && cl.phase == Phase::Idle
+                && cl.ended == Some(Ended::Released)
+                && blocks_as(s, c, s.item))
+        }),
+        prop::DDBLOCK_LOCK_KEPT => !s.ddblock_lock_taken,
+        _ => holds(name, s),
+    }
+}
+
 /// The `always` property `name`'s condition.
 pub fn holds(name: &str, s: &State) -> bool {
     match name {
@@ -187,7 +213,7 @@ pub fn holds(name: &str, s: &State) -> bool {
 /// stateright takes a property's condition as a function pointer, which cannot capture its name.
 macro_rules! always {
     ($($name:ident),* $(,)?) => {
-        [$(Property::always(prop::$name, |_, s| holds(prop::$name, s))),*]
+        [$(Property::always(prop::$name, |m: &ProtocolModel, s| holds_in(&m.cfg, prop::$name, s))),*]
     };
 }
 
@@ -223,6 +249,8 @@ impl Model for ProtocolModel {
             CLEANUP_OWN_ONLY,
             RELEASE_OWN_ONLY,
             FENCE_FORWARD,
+            DDBLOCK_RELEASE_LEAVES_NONE,
+            DDBLOCK_LOCK_KEPT,
         ]);
         properties.extend(sometimes![
             EX_ACQUIRED: ACQUIRED,

@@ -4,34 +4,36 @@
 //! refresh (the heartbeat's step). Stock Laravel: `add()`, its SDK's resend, and a release that
 //! reads (eventually consistent) before it deletes unconditionally.
 
-use crate::config::{Config, Kind, ReleaseMode, DAY};
-use crate::state::{event, show_item, Answer, Client, Ended, Notes, Phase, State, Tick, Write};
+use crate::config::{Config, Kind, ReleaseMode};
+use crate::state::{
+    event, show_item, Answer, Client, ClientId, Ended, Notes, Phase, State, Tick, Write,
+};
 use crate::table;
 
-fn client(s: &State, c: u8) -> Client {
+fn client(s: &State, c: ClientId) -> Client {
     s.clients[usize::from(c)]
 }
 
-fn clock(s: &State, c: u8) -> Tick {
+fn clock(s: &State, c: ClientId) -> Tick {
     s.t + client(s, c).offset
 }
 
-fn set_phase(s: &mut State, c: u8, phase: Phase) {
+fn set_phase(s: &mut State, c: ClientId, phase: Phase) {
     s.clients[usize::from(c)].phase = phase;
 }
 
-fn end(s: &mut State, c: u8, how: Ended) {
+fn end(s: &mut State, c: ClientId, how: Ended) {
     let cl = &mut s.clients[usize::from(c)];
     cl.phase = Phase::Idle;
     cl.ended = Some(how);
 }
 
-fn is_laravel(cfg: &Config, c: u8) -> bool {
+fn is_laravel(cfg: &Config, c: ClientId) -> bool {
     cfg.clients[usize::from(c)] == Kind::Laravel
 }
 
 /// Sends write `seq` of the current acquisition, at the client's clock now.
-pub fn send(cfg: &Config, s: &mut State, c: u8, seq: u8, unknown: bool, notes: &mut Notes) {
+pub fn send(cfg: &Config, s: &mut State, c: ClientId, seq: u8, unknown: bool, notes: &mut Notes) {
     let now = clock(s, c);
     let w = Write {
         client: c,
@@ -47,7 +49,7 @@ pub fn send(cfg: &Config, s: &mut State, c: u8, seq: u8, unknown: bool, notes: &
         },
     };
     if cfg.fences {
-        s.sends += 1;
+        s.sends = s.sends.saturating_add(1);
     }
     let name = cfg.client_name(c);
     notes.say(|| {
@@ -101,11 +103,12 @@ fn show_answer(cfg: &Config, a: Answer) -> String {
             "condition fails, the item is {}",
             show_item(Some(i), &names)
         ),
+        Answer::Gone => "condition fails, and the item is gone when the client reads it".into(),
     }
 }
 
 /// A write in flight reaches the table; its answer goes to the sender if it still waits for it.
-pub fn land(cfg: &Config, s: &mut State, c: u8, seq: u8, notes: &mut Notes) {
+pub fn land(cfg: &Config, s: &mut State, c: ClientId, seq: u8, notes: &mut Notes) {
     let Some(pos) = s.net.iter().position(|w| w.client == c && w.seq == seq) else {
         return;
     };
@@ -145,8 +148,36 @@ pub fn land(cfg: &Config, s: &mut State, c: u8, seq: u8, notes: &mut Notes) {
     });
 }
 
+/// A write refused before it landed (`ReplicatedWriteConflictException`, throttling): nothing
+/// changed, and the client, told so, sends the same write again (core/src/lock/attempt.rs: not
+/// counted as a write, the outcome as known as before).
+pub fn refuse(cfg: &Config, s: &mut State, c: ClientId, seq: u8, notes: &mut Notes) {
+    let Some(pos) = s.net.iter().position(|w| w.client == c && w.seq == seq) else {
+        return;
+    };
+    let w = s.net.remove(pos);
+    notes.say(|| {
+        format!(
+            "t={} {}: write #{seq} refused before it lands (ReplicatedWriteConflictException)",
+            s.t,
+            cfg.client_name(c)
+        )
+    });
+    if let Phase::Acquiring {
+        unknown,
+        waiting: Some(x),
+        answer: None,
+        ..
+    } = client(s, c).phase
+    {
+        if x == seq && w.n == client(s, c).current() {
+            send(cfg, s, c, seq, unknown, notes);
+        }
+    }
+}
+
 /// Whether reading answer `a` ends the acquisition (acquired or told it is held).
-pub fn answer_ends(cfg: &Config, s: &State, c: u8, a: Answer) -> bool {
+pub fn answer_ends(cfg: &Config, s: &State, c: ClientId, a: Answer) -> bool {
     if is_laravel(cfg, c) {
         return true;
     }
@@ -155,16 +186,17 @@ pub fn answer_ends(cfg: &Config, s: &State, c: u8, a: Answer) -> bool {
         Answer::Written { .. } => true,
         Answer::Taken(i) if mine(s, c, i) => i.expires_at > now,
         Answer::Taken(i) => i.expires_at >= now - cfg.margin,
+        Answer::Gone => false,
     }
 }
 
 /// The item carries this attempt's id (owner and `ddblock_attempt`).
-fn mine(s: &State, c: u8, i: crate::state::Item) -> bool {
+fn mine(s: &State, c: ClientId, i: crate::state::Item) -> bool {
     i.owner == c && i.has_attempt && i.n == client(s, c).current()
 }
 
 /// The client reads its answer: ddblock's loop in `acquire_by`, or Laravel's `acquire()`.
-pub fn answer(cfg: &Config, s: &mut State, c: u8, notes: &mut Notes) {
+pub fn answer(cfg: &Config, s: &mut State, c: ClientId, notes: &mut Notes) {
     let Phase::Acquiring {
         writes,
         unknown,
@@ -188,7 +220,7 @@ pub fn answer(cfg: &Config, s: &mut State, c: u8, notes: &mut Notes) {
                 )
             });
         }
-        Answer::Taken(_) if is_laravel(cfg, c) => {
+        Answer::Taken(_) | Answer::Gone if is_laravel(cfg, c) => {
             end(s, c, Ended::Held);
             notes.say(|| format!("t={t} {name}: add() returned false: held"));
         }
@@ -209,13 +241,14 @@ pub fn answer(cfg: &Config, s: &mut State, c: u8, notes: &mut Notes) {
             end(s, c, Ended::Held);
             notes.say(|| format!("t={t} {name}: held by another: acquire returns Held"));
         }
-        Answer::Taken(_) => again(cfg, s, c, writes, unknown, notes),
+        Answer::Taken(_) | Answer::Gone => again(cfg, s, c, writes, unknown, notes),
     }
 }
 
-/// Sends again if the attempt allows another write, else stops sending (to finish).
-fn again(cfg: &Config, s: &mut State, c: u8, writes: u8, unknown: bool, notes: &mut Notes) {
-    if writes < cfg.max_writes {
+/// Sends again if the attempt allows another write, else stops sending (to finish). With a
+/// deadline (`cfg.deadlines`), the choice is a step of its own: [`resend`] or [`finish`].
+fn again(cfg: &Config, s: &mut State, c: ClientId, writes: u8, unknown: bool, notes: &mut Notes) {
+    if writes < cfg.max_writes && !cfg.deadlines {
         send(cfg, s, c, writes + 1, unknown, notes);
     } else {
         let phase = Phase::Acquiring {
@@ -228,8 +261,21 @@ fn again(cfg: &Config, s: &mut State, c: u8, writes: u8, unknown: bool, notes: &
     }
 }
 
+/// An acquire with a deadline sends its attempt's next write (the deadline still allows it).
+pub fn resend(cfg: &Config, s: &mut State, c: ClientId, notes: &mut Notes) {
+    if let Phase::Acquiring {
+        writes,
+        unknown,
+        waiting: None,
+        answer: None,
+    } = client(s, c).phase
+    {
+        send(cfg, s, c, writes + 1, unknown, notes);
+    }
+}
+
 /// The client stops waiting: the answer was lost, or is late past the per-request timeout.
-pub fn timeout(cfg: &Config, s: &mut State, c: u8, notes: &mut Notes) {
+pub fn timeout(cfg: &Config, s: &mut State, c: ClientId, notes: &mut Notes) {
     let Phase::Acquiring {
         writes,
         waiting: Some(seq),
@@ -251,7 +297,7 @@ pub fn timeout(cfg: &Config, s: &mut State, c: u8, notes: &mut Notes) {
 /// The acquisition ends once done sending: after an unknown outcome ddblock deletes this
 /// attempt's write if it landed (`#value = :owner AND #attempt = :attempt`) and fails with
 /// `OutcomeUnknown`; Laravel throws.
-pub fn finish(cfg: &Config, s: &mut State, c: u8, notes: &mut Notes) {
+pub fn finish(cfg: &Config, s: &mut State, c: ClientId, notes: &mut Notes) {
     let Phase::Acquiring { unknown, .. } = client(s, c).phase else {
         return;
     };
@@ -266,7 +312,7 @@ pub fn finish(cfg: &Config, s: &mut State, c: u8, notes: &mut Notes) {
         notes.say(|| format!("t={t} {name}: add() fails with an error; no clean-up"));
     } else {
         let keep = (cfg.release == ReleaseMode::KeepFence && cfg.cleanup_keeps_fence)
-            .then(|| clock(s, c) - DAY);
+            .then(|| clock(s, c) - cfg.day);
         let deleted = table::delete_attempt(cfg, s, c, n, keep);
         if deleted {
             s.seen |= event::CLEANED_UP;
@@ -287,7 +333,7 @@ pub fn finish(cfg: &Config, s: &mut State, c: u8, notes: &mut Notes) {
 
 /// The heartbeat's refresh: `expires_at = now + ttl` if ours and live by our clock; on an answer,
 /// the lease runs `ttl` from the send.
-pub fn refresh(cfg: &Config, s: &mut State, c: u8, lost: bool, notes: &mut Notes) {
+pub fn refresh(cfg: &Config, s: &mut State, c: ClientId, lost: bool, notes: &mut Notes) {
     let Phase::Holding { fence, .. } = client(s, c).phase else {
         return;
     };
@@ -314,7 +360,7 @@ pub fn refresh(cfg: &Config, s: &mut State, c: u8, lost: bool, notes: &mut Notes
 /// A holder releases. ddblock: one request conditioned on the owner (delete, or keep-fence's
 /// update to a past expiry). Laravel: GetItem (eventually consistent; `stale` reads the version
 /// before the last change), and the delete only if it saw its own owner on a live item.
-pub fn release(cfg: &Config, s: &mut State, c: u8, stale: bool, notes: &mut Notes) {
+pub fn release(cfg: &Config, s: &mut State, c: ClientId, stale: bool, notes: &mut Notes) {
     let name = cfg.client_name(c);
     let n = client(s, c).current();
     let now = clock(s, c);
@@ -350,7 +396,7 @@ pub fn release(cfg: &Config, s: &mut State, c: u8, stale: bool, notes: &mut Note
     }
     let changed = match cfg.release {
         ReleaseMode::Delete => table::delete_owned(cfg, s, c, n),
-        ReleaseMode::KeepFence => table::expire_owned(cfg, s, c, n, now - DAY),
+        ReleaseMode::KeepFence => table::expire_owned(cfg, s, c, n, now - cfg.day),
     };
     if changed {
         s.seen |= event::RELEASED;
@@ -373,7 +419,7 @@ pub fn release(cfg: &Config, s: &mut State, c: u8, stale: bool, notes: &mut Note
 }
 
 /// Laravel's delete after its read: unconditional.
-pub fn delete(cfg: &Config, s: &mut State, c: u8, notes: &mut Notes) {
+pub fn delete(cfg: &Config, s: &mut State, c: ClientId, notes: &mut Notes) {
     let n = client(s, c).current();
     let names = cfg.names();
     let before = s.item;

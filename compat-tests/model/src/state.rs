@@ -2,32 +2,41 @@
 //! writes in flight, the clients, and ghost fields the properties read (never the protocol).
 
 /// Time in ticks: one tick is one second, the unit of `expires_at`.
-pub type Tick = i16;
+pub type Tick = i64;
+
+/// A client (model checking: a few; trace validation: one per owner token seen on a key).
+pub type ClientId = u16;
+
+/// The number of an acquisition (model checking) or of an acquire attempt (trace validation).
+pub type Nth = u16;
+
+/// A fencing token (`ddblock_fence`; in trace validation the real one, from a clock in µs).
+pub type Fence = i64;
 
 /// The owner of an item a keep-fence release left: `value` and `ddblock_attempt` removed.
-pub const NOBODY: u8 = u8::MAX;
+pub const NOBODY: ClientId = ClientId::MAX;
 
 /// The lock item as DynamoDB stores it (docs/format.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Item {
     /// `value`: the owner, one per client (a lock handle reused for each acquisition).
-    pub owner: u8,
+    pub owner: ClientId,
     /// Ghost: which acquisition of `owner` wrote the item (ddblock stores it as `ddblock_attempt`).
-    pub n: u8,
+    pub n: Nth,
     /// `ddblock_attempt` present (ddblock's write); Laravel's `add()` rewrites the item without it.
     pub has_attempt: bool,
     /// `expires_at`, by the writer's clock.
     pub expires_at: Tick,
     /// `ddblock_fence`; Laravel's `add()` drops it.
-    pub fence: Option<i32>,
+    pub fence: Option<Fence>,
 }
 
 /// An acquire write in flight: ddblock's UpdateItem or Laravel's `add()` PutItem.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Write {
-    pub client: u8,
+    pub client: ClientId,
     /// The acquisition (ddblock: the attempt id is `(client, n)`).
-    pub n: u8,
+    pub n: Nth,
     /// Which write of the attempt (1, 2, ...).
     pub seq: u8,
     /// The sender's clock at the send: `:now` of the condition.
@@ -36,16 +45,20 @@ pub struct Write {
     pub sent_at: Tick,
     pub expires_at: Tick,
     /// `:fence_base`: the sender's clock in "µs" at the send.
-    pub fence_base: i32,
+    pub fence_base: Fence,
 }
 
 /// What an acquire write's answer says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Answer {
     /// The condition held; the fence the item now carries.
-    Written { fence: Option<i32>, sent_at: Tick },
+    Written { fence: Option<Fence>, sent_at: Tick },
     /// The condition failed; the item that is there (`ALL_OLD`).
     Taken(Item),
+    /// The condition failed, and the item was gone when the client looked: a server that ignores
+    /// `ALL_OLD` (dynalite) is answered by a consistent read after the refusal, which may find
+    /// the item changed since (trace validation only: the configurations' table sends `ALL_OLD`).
+    Gone,
 }
 
 /// How a client's last acquisition ended (ghost, for the properties).
@@ -73,7 +86,10 @@ pub enum Phase {
         answer: Option<Answer>,
     },
     /// Holding, as the client believes until `deadline` (true time, by its monotonic clock).
-    Holding { deadline: Tick, fence: Option<i32> },
+    Holding {
+        deadline: Tick,
+        fence: Option<Fence>,
+    },
     /// Laravel's release after its read saw the lock as ours: the unconditional delete is next.
     Deleting,
 }
@@ -84,7 +100,7 @@ pub struct Client {
     /// Its clock minus true time.
     pub offset: Tick,
     /// Acquisitions started (the current one is `n - 1`).
-    pub n: u8,
+    pub n: Nth,
     pub phase: Phase,
     /// How the last acquisition ended.
     pub ended: Option<Ended>,
@@ -92,7 +108,7 @@ pub struct Client {
 
 impl Client {
     /// The current acquisition's number.
-    pub fn current(&self) -> u8 {
+    pub fn current(&self) -> Nth {
         self.n.saturating_sub(1)
     }
 
@@ -132,15 +148,42 @@ pub struct State {
     /// "µs" within one tick.
     pub sends: u8,
     /// Ghost: the highest fence an acquisition has written.
-    pub max_fence: Option<i32>,
+    pub max_fence: Option<Fence>,
     /// Ghost: an acquisition wrote a fence not above one written before.
     pub fence_back: bool,
     /// Ghost: a release deleted an item of another owner or acquisition.
     pub release_deleted_other: bool,
     /// Ghost: a clean-up deleted an item not written by its attempt.
     pub cleanup_deleted_other: bool,
+    /// Ghost: a ddblock holder's live lock was removed by someone else (stock Laravel's delete,
+    /// a force release), not by its own release, its expiry or TTL.
+    pub ddblock_lock_taken: bool,
+    /// Ghost: the one force release of the run was made.
+    pub forced: bool,
     /// Ghost: `event` bits seen.
     pub seen: u16,
+}
+
+impl State {
+    /// The state before anything happened: time 0, no item, nothing in flight, these clients.
+    pub fn new(clients: Vec<Client>) -> State {
+        State {
+            t: 0,
+            item: None,
+            stale: None,
+            changed_at: 0,
+            net: Vec::new(),
+            clients,
+            sends: 0,
+            max_fence: None,
+            fence_back: false,
+            release_deleted_other: false,
+            cleanup_deleted_other: false,
+            ddblock_lock_taken: false,
+            forced: false,
+            seen: 0,
+        }
+    }
 }
 
 /// One step.
@@ -149,25 +192,32 @@ pub enum Action {
     /// True time advances one tick (every client's clock with it).
     Tick,
     /// A client starts an acquisition and sends its first write.
-    Acquire(u8),
+    Acquire(ClientId),
     /// A write in flight reaches the table: `(client, seq)`.
-    Land(u8, u8),
+    Land(ClientId, u8),
     /// A write in flight is lost on the way and never lands.
-    Drop(u8, u8),
+    Drop(ClientId, u8),
+    /// A write is refused before it lands (`ReplicatedWriteConflictException`, throttling), and
+    /// the client is told so: it sends the same write again.
+    Refuse(ClientId, u8),
     /// A client reads the answer it waits for.
-    Answer(u8),
+    Answer(ClientId),
     /// A client stops waiting: the answer is lost or late (a timeout).
-    Timeout(u8),
+    Timeout(ClientId),
+    /// An acquire with a deadline sends its attempt's next write.
+    Resend(ClientId),
     /// A client ends its acquire once done sending (ddblock: the clean-up when unknown).
-    Finish(u8),
+    Finish(ClientId),
     /// A holder's heartbeat refreshes the lock; `true`: its answer is lost.
-    Refresh(u8, bool),
+    Refresh(ClientId, bool),
     /// A holder releases (ddblock: one conditional request; Laravel: the read, `true` if stale).
-    Release(u8, bool),
+    Release(ClientId, bool),
     /// Laravel's release deletes after its read saw its owner.
-    Delete(u8),
+    Delete(ClientId),
     /// DynamoDB TTL deletes the expired item.
     TtlDelete,
+    /// An operator's `force_release` (delete mode): one unconditional DeleteItem, whoever holds.
+    ForceRelease,
 }
 
 /// A step's human-readable lines, collected only when printing a trace.

@@ -3,7 +3,7 @@
 //! on the latest version; only an eventually consistent read can answer an older one.
 
 use crate::config::{Config, Kind, FENCE_SCALE};
-use crate::state::{event, Answer, Item, State, Tick, Write, NOBODY};
+use crate::state::{event, Answer, ClientId, Fence, Item, Nth, State, Tick, Write, NOBODY};
 
 /// Replaces the item, remembering the old version for stale reads.
 pub fn set_item(cfg: &Config, s: &mut State, item: Option<Item>) {
@@ -55,13 +55,19 @@ pub fn land(cfg: &Config, s: &mut State, w: &Write) -> Answer {
 }
 
 /// The fence base a send reads: its clock in "µs", later sends in a tick reading later.
-pub fn fence_base(clock: Tick, sends: u8) -> i32 {
-    i32::from(clock) * FENCE_SCALE + i32::from(sends)
+pub fn fence_base(clock: Tick, sends: u8) -> Fence {
+    clock * FENCE_SCALE + Fence::from(sends)
 }
 
 /// ddblock's clean-up: DeleteItem if `#value = :owner AND #attempt = :attempt`, or with `keep`,
 /// the keep-fence release's update to that expiry under the same condition. True if it applied.
-pub fn delete_attempt(cfg: &Config, s: &mut State, client: u8, n: u8, keep: Option<Tick>) -> bool {
+pub fn delete_attempt(
+    cfg: &Config,
+    s: &mut State,
+    client: ClientId,
+    n: Nth,
+    keep: Option<Tick>,
+) -> bool {
     match s.item {
         Some(i) if i.owner == client && i.has_attempt && i.n == n => {
             if (i.owner, i.n) != (client, n) {
@@ -85,12 +91,12 @@ fn kept(i: Item, past: Tick) -> Item {
 }
 
 /// Whether an item is someone else's than acquisition `n` of `client`.
-fn others(i: Item, client: u8, n: u8) -> bool {
+fn others(i: Item, client: ClientId, n: Nth) -> bool {
     (i.owner, i.n) != (client, n)
 }
 
 /// ddblock's release, delete mode: DeleteItem if `#value = :owner`. True if deleted.
-pub fn delete_owned(cfg: &Config, s: &mut State, client: u8, n: u8) -> bool {
+pub fn delete_owned(cfg: &Config, s: &mut State, client: ClientId, n: Nth) -> bool {
     match s.item {
         Some(i) if i.owner == client => {
             if others(i, client, n) {
@@ -105,7 +111,7 @@ pub fn delete_owned(cfg: &Config, s: &mut State, client: u8, n: u8) -> bool {
 
 /// ddblock's release, keep-fence mode: UpdateItem `SET #expires_at = :past REMOVE #value,
 /// #attempt` if `#value = :owner`, the fence kept. True if updated.
-pub fn expire_owned(cfg: &Config, s: &mut State, client: u8, n: u8, past: Tick) -> bool {
+pub fn expire_owned(cfg: &Config, s: &mut State, client: ClientId, n: Nth, past: Tick) -> bool {
     match s.item {
         Some(i) if i.owner == client => {
             if others(i, client, n) {
@@ -119,18 +125,32 @@ pub fn expire_owned(cfg: &Config, s: &mut State, client: u8, n: u8, past: Tick) 
 }
 
 /// Laravel's `forget()`: an unconditional DeleteItem. Notes a deleted item of another.
-pub fn delete_any(cfg: &Config, s: &mut State, client: u8, n: u8) {
+pub fn delete_any(cfg: &Config, s: &mut State, client: ClientId, n: Nth) {
     if let Some(i) = s.item {
         if others(i, client, n) {
             s.release_deleted_other = true;
         }
+        force_delete(cfg, s);
+    }
+}
+
+/// An unconditional DeleteItem (Laravel's `forget()`, `force_release`). Notes a live ddblock
+/// holder's lock taken from it.
+pub fn force_delete(cfg: &Config, s: &mut State) {
+    if let Some(i) = s.item {
+        let holder = s.clients.get(usize::from(i.owner));
+        let ddblock = cfg.clients.get(usize::from(i.owner)) != Some(&Kind::Laravel);
+        if ddblock && holder.is_some_and(|h| h.live(s.t) && h.current() == i.n) {
+            s.ddblock_lock_taken = true;
+        }
+        s.forced = true;
         set_item(cfg, s, None);
     }
 }
 
 /// The refresh: UpdateItem `SET #expires_at` if `attribute_exists(#key) AND #value = :owner AND
 /// #expires_at > :now`. True if updated.
-pub fn refresh(cfg: &Config, s: &mut State, client: u8, now: Tick) -> bool {
+pub fn refresh(cfg: &Config, s: &mut State, client: ClientId, now: Tick) -> bool {
     match s.item {
         Some(i) if i.owner == client && i.expires_at > now => {
             let item = Item {

@@ -47,6 +47,21 @@ fn a_ddblock_in_delete_mode_keeps_every_safety_property() {
 }
 
 #[test]
+fn a3_three_clients_keep_every_safety_property() {
+    holds("a3-delete-three-clients");
+}
+
+#[test]
+fn j_writes_refused_before_landing_keep_every_safety_property() {
+    holds("j-replicated-write-conflict");
+}
+
+#[test]
+fn k_a_refresh_racing_expiry_keeps_every_safety_property() {
+    holds("k-refresh-racing-expiry");
+}
+
+#[test]
 fn b_keep_fence_fences_never_go_back() {
     holds("b-keep-fence");
     holds("b-keep-fence-ttl-in-sync");
@@ -75,6 +90,9 @@ breakages! {
     f_ttl_deletion_of_a_kept_item_with_a_clock_behind_sends_the_fence_back:
         "f-keep-fence-ttl-clock-behind" => FENCE_FORWARD;
     g_a_write_landing_after_the_clean_up_leaves_a_lock: "g-late-write" => UNKNOWN_LEAVES_NONE;
+    h_stock_laravel_on_a_ddblock_key_sticks_and_deletes_a_ddblock_holders_lock:
+        "h-mixed-laravel-stale" => RELEASE_LEAVES_NONE, RELEASE_OWN_ONLY, DDBLOCK_LOCK_KEPT;
+    i_force_release_takes_a_live_holders_lock: "i-force-release" => ONE_HOLDER, DDBLOCK_LOCK_KEPT;
 }
 
 /// Also a breakage, whose counterexample must show the stale read that causes it.
@@ -95,6 +113,9 @@ fn every_configuration_is_tested() {
     // The configurations of the tests written out above, and those of `breakages!`.
     let written = [
         "a-delete",
+        "a3-delete-three-clients",
+        "j-replicated-write-conflict",
+        "k-refresh-racing-expiry",
         "b-keep-fence",
         "b-keep-fence-ttl-in-sync",
         "c-laravel-stale",

@@ -105,7 +105,7 @@ export async function cycles (store, r) {
  */
 export async function chaos (store, r) {
   const sdk = createRequire(new URL('../../../bindings/node/package.json', import.meta.url))
-  const { DynamoDBClient, UpdateItemCommand, ConditionalCheckFailedException } = sdk('@aws-sdk/client-dynamodb')
+  const { DynamoDBClient, UpdateItemCommand, GetItemCommand, PutItemCommand, ConditionalCheckFailedException } = sdk('@aws-sdk/client-dynamodb')
   const keys = r.keys
   const ttl = Number(r.ttl)
   const workMs = Number(r.work_ms)
@@ -148,6 +148,27 @@ export async function chaos (store, r) {
     }
   }
 
+  // The counter's client, straight to the server (no fault proxy): an unguarded
+  // read-modify-write in each critical section (compat-tests/chaos, "counter").
+  const direct = process.env.DDB_COUNTER_ENDPOINT
+    ? new DynamoDBClient({
+      endpoint: process.env.DDB_COUNTER_ENDPOINT,
+      region: process.env.DDB_REGION || 'us-east-1',
+      credentials: {
+        accessKeyId: process.env.AWS_ACCESS_KEY_ID || 'test',
+        secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY || 'test'
+      }
+    })
+    : null
+
+  async function count (name) {
+    const Key = { key: { S: `cnt_${name}` } }
+    const got = await direct.send(new GetItemCommand({ TableName: table, Key, ConsistentRead: true }))
+    const n = got.Item ? Number(got.Item.n.N) : 0
+    await sleep(workMs)
+    await direct.send(new PutItemCommand({ TableName: table, Item: { ...Key, n: { N: String(n + 1) } } }))
+  }
+
   let cycles = 0
   let acquired = 0
   try {
@@ -173,7 +194,18 @@ export async function chaos (store, r) {
         acquired += 1
         c.fence = lock.fence
         for (let i = 0; i < 2; i++) {
-          if (i === 1) await sleep(workMs)
+          if (i === 1) {
+            const left = lock.remainingMs()
+            if (direct && left !== null && left >= LEASE_SAFETY_MS) {
+              try {
+                await count(name)
+                c.counter = 'counted'
+              } catch (e) {
+                c.counter = 'error'
+                failed('counter', e)
+              }
+            } else await sleep(workMs)
+          }
           const remaining = lock.remainingMs()
           const fence = lock.fence
           if (fence === null || remaining === null || remaining < LEASE_SAFETY_MS) {

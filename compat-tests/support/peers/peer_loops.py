@@ -146,6 +146,29 @@ def chaos(store: ddblock.Store, r: dict[str, Any]) -> dict[str, Any]:
         except client.exceptions.ConditionalCheckFailedException:
             return "refused"
 
+    # The counter's client, straight to the server (no fault proxy): an unguarded
+    # read-modify-write in each critical section (compat-tests/chaos, "counter").
+    counter_endpoint = os.environ.get("DDB_COUNTER_ENDPOINT")
+    direct = (
+        boto3.client(
+            "dynamodb",
+            endpoint_url=counter_endpoint,
+            region_name=os.environ.get("DDB_REGION") or "us-east-1",
+            aws_access_key_id=os.environ.get("AWS_ACCESS_KEY_ID", "test"),
+            aws_secret_access_key=os.environ.get("AWS_SECRET_ACCESS_KEY", "test"),
+        )
+        if counter_endpoint
+        else None
+    )
+
+    def count(name: str) -> None:
+        assert direct is not None
+        key = {"key": {"S": f"cnt_{name}"}}
+        item = direct.get_item(TableName=table, Key=key, ConsistentRead=True).get("Item")
+        n = int(item["n"]["N"]) if item else 0
+        time.sleep(work)
+        direct.put_item(TableName=table, Item={**key, "n": {"N": str(n + 1)}})
+
     cycles, acquired = 0, 0
     with open(r["out"], "a", encoding="utf-8") as out:
         while acquired < target and time.monotonic() < until:
@@ -185,7 +208,16 @@ def chaos(store: ddblock.Store, r: dict[str, Any]) -> dict[str, Any]:
                 c["fence"] = lock.fence
                 for i in range(2):
                     if i == 1:
-                        time.sleep(work)
+                        left = lock.remaining()
+                        if direct is not None and left is not None and left >= LEASE_SAFETY:
+                            try:
+                                count(name)
+                                c["counter"] = "counted"
+                            except Exception as e:
+                                c["counter"] = "error"
+                                failed("counter", e)
+                        else:
+                            time.sleep(work)
                     remaining = lock.remaining()
                     fence = lock.fence
                     if fence is None or remaining is None or remaining < LEASE_SAFETY:

@@ -20,11 +20,13 @@ use std::process::{Child, Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 use ddblock::{Clock, Store, StoreConfig, SystemClock};
+use ddblock_chaos::checker::counter;
 use ddblock_chaos::checker::{check, check_metrics, Cycle, GroupReport, Keys, LockKey, Report};
 use ddblock_chaos::guarded::resource_key;
-use ddblock_chaos::peers::{answer_problem, worker_commands, PREFIX};
-use ddblock_chaos::profile::Profile;
+use ddblock_chaos::peers::{answer_problem, read_records, worker_commands, PREFIX};
+use ddblock_chaos::profile::{Profile, INJECTIONS};
 use ddblock_chaos::server::ServerKind;
+use ddblock_chaos::trace::{validate_run, TraceReport};
 use ddblock_fault_proxy::FaultConfig;
 use ddblock_test_support::faulty::try_faulty;
 use ddblock_test_support::{client_for, repo_root};
@@ -118,12 +120,15 @@ struct Args {
     out: PathBuf,
     /// Worker languages to run (default: all).
     only: Option<Vec<String>>,
+    /// Judge the trace of the run recorded in this directory again, without running.
+    revalidate: Option<PathBuf>,
 }
 
 fn args() -> Result<Args, String> {
     let mut profile = Profile::short();
     let mut out = repo_root().join("compat-tests/.run/chaos");
     let mut only = None;
+    let mut revalidate = None;
     let mut server = ServerKind::Dynalite;
     let mut release_mode = None;
     let mut it = std::env::args().skip(1);
@@ -147,6 +152,18 @@ fn args() -> Result<Args, String> {
                     _ => return Err("--release-mode needs delete or keep-fence".into()),
                 };
             }
+            "--revalidate" => {
+                revalidate = Some(PathBuf::from(
+                    it.next().ok_or("--revalidate needs a run's --out")?,
+                ));
+            }
+            "--inject" => {
+                let how = it.next().unwrap_or_default();
+                profile.inject = INJECTIONS.into_iter().find(|i| *i == how);
+                profile
+                    .inject
+                    .ok_or(format!("--inject needs one of {INJECTIONS:?}"))?;
+            }
             "--only" => {
                 let langs = it
                     .next()
@@ -157,7 +174,8 @@ fn args() -> Result<Args, String> {
                 return Err(
                     "usage: chaos [--profile short|long] [--server dynalite|ddblocal] \
                             [--release-mode delete|keep-fence] [--out DIR] \
-                            [--only rust,python,node,php,laravel]"
+                            [--only rust,python,node,php,laravel] [--revalidate OUT] \
+                            [--inject unconditional-release|laravel-stale-release]"
                         .into(),
                 );
             }
@@ -172,6 +190,7 @@ fn args() -> Result<Args, String> {
         server,
         out,
         only,
+        revalidate,
     })
 }
 
@@ -303,6 +322,26 @@ fn print_report(p: &Profile, kind: ServerKind, r: &Report, elapsed: Duration, wo
     }
 }
 
+/// `--revalidate OUT`: the trace of the run recorded in `OUT` (its journal.json and records)
+/// judged again, as the run judged it. True when no step is rejected.
+fn revalidate(p: &Profile, dir: &Path) -> Result<bool, String> {
+    let journal =
+        fs::read(dir.join("journal.json")).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let journal: Vec<serde_json::Value> =
+        serde_json::from_slice(&journal).map_err(|e| format!("journal.json: {e}"))?;
+    let trace = validate_run(p, &journal, &read_records(&dir.join("records"))?);
+    print_trace(&trace);
+    Ok(trace.rejected == 0)
+}
+
+/// The validation's line, and each rejection described.
+fn print_trace(trace: &TraceReport) {
+    println!("{}", trace.line());
+    for r in &trace.rejections {
+        println!("  rejected: {r}");
+    }
+}
+
 fn main() -> ExitCode {
     let args = match args() {
         Ok(a) => a,
@@ -311,6 +350,16 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Some(dir) = &args.revalidate {
+        return match revalidate(&args.profile, dir) {
+            Ok(true) => ExitCode::SUCCESS,
+            Ok(false) => ExitCode::from(1),
+            Err(e) => {
+                eprintln!("chaos: {e}");
+                ExitCode::from(2)
+            }
+        };
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -384,7 +433,7 @@ async fn run(args: Args) -> Result<bool, String> {
     };
     let proxy = try_faulty(&upstream, faults).await?.proxy;
 
-    let mut specs = worker_commands(&root, &p, &proxy.url(), table, &records);
+    let mut specs = worker_commands(&root, &p, &proxy.url(), &upstream, table, &records);
     if let Some(only) = &args.only {
         specs.retain(|s| only.iter().any(|l| l == s.lang));
     }
@@ -458,19 +507,7 @@ async fn run(args: Args) -> Result<bool, String> {
     let journal = proxy.journal();
 
     // What the workers said.
-    let mut cycles: Vec<Cycle> = Vec::new();
-    for entry in fs::read_dir(&records).map_err(|e| e.to_string())? {
-        let path = entry.map_err(|e| e.to_string())?.path();
-        if path.extension().is_some_and(|e| e == "jsonl") {
-            let text = fs::read_to_string(&path).map_err(|e| e.to_string())?;
-            for line in text.lines().filter(|l| !l.trim().is_empty()) {
-                cycles.push(
-                    serde_json::from_str(line)
-                        .map_err(|e| format!("{}: bad record {line:?}: {e}", path.display()))?,
-                );
-            }
-        }
-    }
+    let mut cycles = read_records(&records)?;
     // A worker that did not exit 0 (a panic, an uncaught exception) or did not answer ok is an
     // untyped failure.
     for (label, code) in &exits {
@@ -515,8 +552,14 @@ async fn run(args: Args) -> Result<bool, String> {
         .send()
         .await
         .map_err(|e| format!("final scan: {e}"))?;
+    // The counters of the critical sections (`cnt_<lock name>`), summed.
+    let mut counted = 0i64;
     for item in scan.items() {
         let key = item.get("key").and_then(|v| v.as_s().ok()).cloned();
+        if key.as_deref().is_some_and(|k| k.starts_with("cnt_")) {
+            let n = item.get("n").and_then(|v| v.as_n().ok());
+            counted += n.and_then(|n| n.parse::<i64>().ok()).unwrap_or(0);
+        }
         let exp = item
             .get("expires_at")
             .and_then(|v| v.as_n().ok())
@@ -563,6 +606,14 @@ async fn run(args: Args) -> Result<bool, String> {
         }
     }
     check_metrics(&mut report, &cycles, &metrics);
+    // Every step of the trace against the model (ddblock's keys: the control group's stock
+    // Laravel is not the protocol the model's ddblock clients follow).
+    let trace = validate_run(&p, &journal, &cycles);
+    fs::write(
+        out.join("trace.json"),
+        serde_json::to_vec_pretty(&trace).unwrap_or_default(),
+    )
+    .map_err(|e| e.to_string())?;
     fs::write(
         out.join("journal.json"),
         serde_json::to_vec(&journal).unwrap_or_default(),
@@ -574,9 +625,20 @@ async fn run(args: Args) -> Result<bool, String> {
     )
     .map_err(|e| e.to_string())?;
     print_report(&p, kind, &report, elapsed, &labels);
+    print_trace(&trace);
     proxy.shutdown().await;
     drop(servers);
-    let violations = report.violations();
+    let (counter_line, counter_violation) = counter(&cycles, counted);
+    println!("{counter_line}");
+    let mut violations = report.violations();
+    violations.extend(counter_violation);
+    if trace.rejected > 0 {
+        violations.push(format!(
+            "{} steps of the trace rejected by the model ({})",
+            trace.rejected,
+            out.join("trace.json").display()
+        ));
+    }
     if violations.is_empty() {
         println!(
             "\nverdict: no guarantee broken ({}).",

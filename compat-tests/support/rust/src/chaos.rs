@@ -35,6 +35,11 @@ pub struct Cycle {
     /// With `lease_lost`: whether a refresh during the body saw the lock no longer ours.
     #[serde(default)]
     pub lost_by_refresh: Option<bool>,
+    /// The counter's read-modify-write in the critical section (`guarded::counter_key`):
+    /// `counted` (read and written), `error` (the write may or may not have landed), or absent
+    /// (not run: not acquired, too little lease left, or no `DDB_COUNTER_ENDPOINT`).
+    #[serde(default)]
+    pub counter: Option<String>,
     /// Errors seen in this cycle: `(operation, kind)`, kind as the front names it (Rust
     /// `ErrorKind`, Python exception class, Node `code`, PHP exception class).
     #[serde(default)]

@@ -54,6 +54,44 @@ pub async fn write(
     }
 }
 
+/// The counter item's table key for a lock name: each critical section reads its number and
+/// writes it back plus one, unguarded and straight to the server (`DDB_COUNTER_ENDPOINT`), so two
+/// holders at once would lose an update; the chaos run holds the sum against the sections.
+pub fn counter_key(name: &str) -> String {
+    format!("cnt_{name}")
+}
+
+/// The counter's number (0 when absent), read consistently.
+pub async fn counter_read(client: &Client, table: &str, name: &str) -> Result<i64, String> {
+    let res = client
+        .get_item()
+        .table_name(table)
+        .key("key", AttributeValue::S(counter_key(name)))
+        .consistent_read(true)
+        .send()
+        .await
+        .map_err(|e| sdk_kind(&e))?;
+    Ok(res
+        .item()
+        .and_then(|i| i.get("n"))
+        .and_then(|v| v.as_n().ok())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0))
+}
+
+/// Writes the counter's number, unconditionally.
+pub async fn counter_write(client: &Client, table: &str, name: &str, n: i64) -> Result<(), String> {
+    client
+        .put_item()
+        .table_name(table)
+        .item("key", AttributeValue::S(counter_key(name)))
+        .item("n", AttributeValue::N(n.to_string()))
+        .send()
+        .await
+        .map_err(|e| sdk_kind(&e))?;
+    Ok(())
+}
+
 /// The SDK error's name: the service's error code, or the kind of failure.
 pub fn sdk_kind<E: ProvideErrorMetadata, R>(e: &SdkError<E, R>) -> String {
     match e {

@@ -35,7 +35,15 @@ pub async fn run(s: &Store, req: &Req) -> Result<Fields, Failure> {
     let mut out = Records::open(req.str("out")?)?;
     let client = s.client().await?;
     let table = s.config().table().to_owned();
+    // The counter's client, straight to the server (no fault proxy).
+    let direct = std::env::var("DDB_COUNTER_ENDPOINT")
+        .ok()
+        .map(|e| ddblock_test_support::client_for(&e));
 
+    // `unconditional-release` or `laravel-stale-release`: this worker releases wrongly.
+    let inject = std::env::var("DDB_CHAOS_INJECT")
+        .ok()
+        .filter(|v| !v.is_empty());
     let (mut cycles, mut acquired) = (0u64, 0u64);
     while acquired < target && Instant::now() < until {
         let name = &keys[rng.random_range(0..keys.len())];
@@ -58,7 +66,25 @@ pub async fn run(s: &Store, req: &Req) -> Result<Fields, Failure> {
                 let lock = held.lock();
                 for i in 0..2 {
                     if i == 1 {
-                        tokio::time::sleep(work).await;
+                        // The work: the counter's read, a pause, its write (unguarded).
+                        let live = lock.remaining().is_some_and(|r| r >= LEASE_SAFETY);
+                        match &direct {
+                            Some(d) if live && !held.lease().is_lost() => {
+                                let count = async {
+                                    let n = guarded::counter_read(d, &table, name).await?;
+                                    tokio::time::sleep(work).await;
+                                    guarded::counter_write(d, &table, name, n + 1).await
+                                };
+                                c.counter = Some(match count.await {
+                                    Ok(()) => "counted".into(),
+                                    Err(kind) => {
+                                        c.errors.push(("counter".into(), kind));
+                                        "error".into()
+                                    }
+                                });
+                            }
+                            _ => tokio::time::sleep(work).await,
+                        }
                     }
                     let (Some(fence), Some(rem)) = (lock.fence(), lock.remaining()) else {
                         c.writes.push("skipped".into());
@@ -80,6 +106,25 @@ pub async fn run(s: &Store, req: &Req) -> Result<Fields, Failure> {
                 }
                 let left = lock.remaining().unwrap_or_default();
                 let by_refresh = held.lease().is_lost();
+                if let Some(how) = &inject {
+                    // A broken release on purpose (`chaos --inject`), which the trace validation
+                    // must reject; the lease is dropped without the core's release.
+                    let key = lock.key().to_owned();
+                    drop(held);
+                    c.release = Some(
+                        match broken_release(&client, &table, &key, &c.owner, how).await {
+                            Ok(true) => "released".into(),
+                            Ok(false) => "not_held".into(),
+                            Err(kind) => {
+                                c.errors.push(("release".into(), kind));
+                                "error".into()
+                            }
+                        },
+                    );
+                    cycles += 1;
+                    out.append(&c)?;
+                    continue;
+                }
                 c.release = Some(match held.finish().await {
                     Ok(()) => "released".into(),
                     Err(e) if e.kind() == ErrorKind::LeaseLost => {
@@ -107,4 +152,42 @@ pub async fn run(s: &Store, req: &Req) -> Result<Fields, Failure> {
         "acquired": acquired,
         "metrics": metrics.counts(None),
     })))
+}
+
+/// A release the protocol forbids, on the lock item `key`: `unconditional-release`, a DeleteItem
+/// without the owner condition; `laravel-stale-release`, stock Laravel's: an eventually
+/// consistent GetItem (stale through the proxy), and the DeleteItem, unconditional, if it saw
+/// `owner`. True if it deleted.
+async fn broken_release(
+    client: &aws_sdk_dynamodb::Client,
+    table: &str,
+    key: &str,
+    owner: &str,
+    how: &str,
+) -> Result<bool, String> {
+    use aws_sdk_dynamodb::types::AttributeValue;
+    let k = AttributeValue::S(key.to_owned());
+    if how == "laravel-stale-release" {
+        let read = client
+            .get_item()
+            .table_name(table)
+            .key("key", k.clone())
+            .send()
+            .await;
+        let read = read.map_err(|e| guarded::sdk_kind(&e))?;
+        let value = read
+            .item()
+            .and_then(|i| i.get("value"))
+            .and_then(|v| v.as_s().ok());
+        if !value.is_some_and(|v| v.contains(owner)) {
+            return Ok(false);
+        }
+    }
+    let deleted = client
+        .delete_item()
+        .table_name(table)
+        .key("key", k)
+        .send()
+        .await;
+    deleted.map(|_| true).map_err(|e| guarded::sdk_kind(&e))
 }
