@@ -233,10 +233,7 @@ async fn doctor_warns_when_no_item_carries_the_prefix_derived_from_app_name(serv
 
     let set = derived("Shop", Some("shop_cache_"));
     assert_eq!(set.config().prefix_from_app_name(), None);
-    let report = Admin::new(&set)
-        .doctor(&no_clock(), |_| {})
-        .await
-        .unwrap();
+    let report = Admin::new(&set).doctor(&no_clock(), |_| {}).await.unwrap();
     let check = report.check(CheckId::Layout).unwrap();
     assert_eq!(check.status, CheckStatus::Ok, "{check:?}");
 }
