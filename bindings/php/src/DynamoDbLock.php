@@ -113,6 +113,9 @@ class DynamoDbLock extends Lock
      * Release the lock: true only when this call ended our hold. A handle that acquired the lock
      * and whose release's first send finds it gone or another owner's lost its lease while the
      * work ran: false, with the warning `ddblock.lock.lease_lost` (the core raises LeaseLost).
+     * Every answer lost: one read settles it (true; or a LockException saying it did not land).
+     *
+     * @throws OutcomeUnknownException|LockException
      */
     public function release(): bool
     {

@@ -15,10 +15,17 @@ class LockException extends DynamoDbException
     /**
      * @param  string  $action  acquire, release, refresh, force-release, read the owner of
      * @param  mixed  $owner  kept out of the message
+     * @param  string  $settled  what a read then found, appended to the cause
      * @return static
      */
-    public static function fromAws(DynamoDbException $e, string $action, string $table, string $key, $owner = null)
-    {
+    public static function fromAws(
+        DynamoDbException $e,
+        string $action,
+        string $table,
+        string $key,
+        $owner = null,
+        string $settled = ''
+    ) {
         if ($e->isConnectionError()) {
             $cause = 'no answer from DynamoDB: ' . $e->getMessage();
         } elseif ($e->getAwsErrorCode() !== null) {
@@ -34,7 +41,7 @@ class LockException extends DynamoDbException
             $key,
             $table,
             self::withoutOwner($cause, $owner)
-        );
+        ) . ($settled === '' ? '' : '; ' . $settled);
 
         return static::wrap($e, $message, $owner);
     }

@@ -7,7 +7,6 @@ namespace Ddblock\Laravel;
 use Aws\CommandInterface;
 use Aws\DynamoDb\DynamoDbClient;
 use Aws\DynamoDb\Exception\DynamoDbException;
-use Aws\Middleware;
 use Aws\ResultInterface;
 use Ddblock\Laravel\Events\LockReleased;
 
@@ -98,9 +97,12 @@ final class LockRequests
      * doing, while a resend (the SDK's retry after a lost answer) may find its first send's work,
      * and answers as any release that finds the lock gone, in both modes. With `$tell`, a refusal
      * that sent no item back is followed by one read that tells `other_owner` from `not_held`.
+     * Every answer lost after a send that may have landed: settled by one read (settle()).
      *
      * @param  mixed  $owner
      * @return array{0: string, 1: bool}
+     *
+     * @throws LockException|OutcomeUnknownException
      */
     public function releaseIfOwner(string $name, $owner, ?int $expiresAt, bool $tell = false): array
     {
@@ -124,16 +126,69 @@ final class LockRequests
         // Sent on a fresh connection: libcurl resends a request by itself, unseen by the count
         // below, when a reused connection dies unanswered.
         $command = self::onFreshConnection($command);
-        $sends = 0;
-        // The attempt step runs once per send, the SDK's retries included.
-        $command->getHandlerList()->appendAttempt(Middleware::tap(function () use (&$sends): void {
-            $sends++;
-        }), 'ddblock-sends');
-        if ($this->send($command, $name, 'release', $owner, $old) !== null) {
-            return [LockReleased::RELEASED, true];
+        [$sends, $unanswered] = [0, false];
+        // The attempt step runs once per send, the SDK's retries included; it sees each send's
+        // own failure, which the SDK's last exception would hide behind a later one.
+        $command->getHandlerList()->appendAttempt(static function (callable $next) use (&$sends, &$unanswered) {
+            return static function (CommandInterface $c, $request = null) use ($next, &$sends, &$unanswered) {
+                $sends++;
+
+                return $next($c, $request)->then(null, static function ($e) use (&$unanswered) {
+                    $unanswered = $unanswered || ($e instanceof DynamoDbException && AwsFault::mayHaveCommitted($e));
+                    throw $e;
+                });
+            };
+        }, 'ddblock-sends');
+        try {
+            if ($this->send($command, $name, 'release', $owner, $old) !== null) {
+                return [LockReleased::RELEASED, true];
+            }
+        } catch (LockException $e) {
+            $last = $e->getPrevious();
+            // Settled by a read only after a send that may have landed unanswered, and not when
+            // the last send never connected (as the core: that error is the answer).
+            if (! $unanswered || ! $last instanceof DynamoDbException || self::neverConnected($last)) {
+                throw $e;
+            }
+
+            return [$this->settle($name, $owner, $last), false];
         }
 
         return [$this->notReleased($old ?? ($tell ? $this->read($name, 'release', $owner) : null)), $sends === 1];
+    }
+
+    /**
+     * A release whose sends may have landed, every answer lost: one consistent read tells. Not
+     * ours: released (by a lost send, or gone anyway). Ours: it did not land, a LockException
+     * with `$last`, the release's last error, says so and when the lock frees itself. The read
+     * failing too: OutcomeUnknownException.
+     *
+     * @param  mixed  $owner
+     */
+    private function settle(string $name, $owner, DynamoDbException $last): string
+    {
+        $key = $this->locks->tableKey($name);
+        try {
+            $item = $this->read($name);
+        } catch (DynamoDbException $read) {
+            $table = $this->locks->table;
+            throw OutcomeUnknownException::ofRelease($last, $table, $key, AwsFault::describe($read), $owner);
+        }
+        if ($item === null || ! $this->locks->carries($item, $this->locks->stored($owner))) {
+            return LockReleased::RELEASED;
+        }
+        $expiry = $this->locks->expiryOf($item);
+        throw LockException::fromAws($last, 'release', $this->locks->table, $key, $owner, sprintf(
+            'a consistent read then found the lock still ours: the release did not land, and the lock '
+                . 'frees itself at its expiry%s unless released again',
+            $expiry === null ? '' : " (Unix time $expiry)"
+        ));
+    }
+
+    /** Whether `$e` is a connection never made: nothing of that send reached the server. */
+    private static function neverConnected(DynamoDbException $e): bool
+    {
+        return $e->getAwsErrorCode() === null && AwsFault::refusedBeforeLanding($e);
     }
 
     /**

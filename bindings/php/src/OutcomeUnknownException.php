@@ -8,7 +8,8 @@ use Aws\DynamoDb\Exception\DynamoDbException;
 
 /**
  * An acquire whose write got no answer, nor did its resend: the write was cleaned up, and
- * `cleanup()` says what that found (docs/php.md, "Errors").
+ * `cleanup()` says what that found; or a release whose answers and settling read were all lost
+ * (docs/php.md, "Errors").
  */
 class OutcomeUnknownException extends LockException
 {
@@ -46,6 +47,26 @@ class OutcomeUnknownException extends LockException
         $e->expiresAt = $expiresAt;
 
         return $e;
+    }
+
+    /**
+     * A release whose sends got no answer, and the read to settle it none either: the release
+     * may have landed; if not, the lock frees itself at its expiry (`cleanup()` is `failed`).
+     *
+     * @param  DynamoDbException  $last  the last error of the release
+     * @param  string  $read  the read's failure in words
+     * @param  mixed  $owner  kept out of the message
+     */
+    public static function ofRelease(DynamoDbException $last, string $table, string $key, string $read, $owner): self
+    {
+        return self::wrap($last, sprintf(
+            'ddblock: the outcome of releasing the lock with key "%s" in table "%s" is unknown (%s): the read '
+            . 'to tell whether the release landed failed too (%s); if it did not, the lock frees itself at its expiry',
+            $key,
+            $table,
+            self::withoutOwner(AwsFault::describe($last), $owner),
+            self::withoutOwner($read, $owner)
+        ), $owner);
     }
 
     /** What the clean-up found: `deleted`, `not_found` or `failed`. */
