@@ -82,6 +82,9 @@ pub struct Config {
     /// A write may be refused before it lands, the client told so (`ReplicatedWriteConflictException`
     /// on a multi-Region strongly consistent table, throttling).
     pub refused_writes: bool,
+    /// A ddblock release's answer may be lost after it applied: the client sends the same
+    /// request again, whose answer it goes by.
+    pub lost_release_answers: bool,
     /// An operator may `force_release` the lock once, at any time.
     pub force_release: bool,
     /// Acquires have a deadline (`block`, `acquire_by`): after a lost answer, or an answer that
@@ -142,6 +145,9 @@ pub mod prop {
     pub const EX_TTL_DELETED: &str = "sometimes: TTL deletes an expired item";
     pub const EX_STALE_READ: &str = "sometimes: a read is stale";
     pub const EX_RELEASED: &str = "sometimes: a release ends a lock";
+    pub const RESENT_RELEASE_CHANGES_NOTHING: &str = "a resent release changes no item";
+    pub const EX_RESENT_NOT_HELD: &str =
+        "sometimes: a resent release answers not held while another holds";
 }
 
 use Expect::{Fails, Holds};
@@ -167,6 +173,7 @@ fn base(name: &'static str, title: &'static str) -> Config {
         cleanup_keeps_fence: true,
         day: DAY,
         refused_writes: false,
+        lost_release_answers: false,
         force_release: false,
         deadlines: false,
         refresh: true,
@@ -415,7 +422,23 @@ pub fn configurations() -> Vec<Config> {
         prop::EX_RELEASED,
     ]);
 
-    let mut all = vec![a, a3, b, b1, b2, c, c2, d, e, f, g, h, i, j, k];
+    let mut b3 = keep_fence(
+        "b-keep-fence-lost-release-answer",
+        "keep-fence mode, the release's answer lost after it applied and the release resent \
+         (conformance vector keep-fence-lost-answer), lost acquire answers, clocks each 0 or +1 for \
+         one client: the resend changes nothing (another's lock included) and the client ends not \
+         holding",
+    );
+    b3.lost_release_answers = true;
+    b3.offsets = vec![vec![0, 1], vec![0]];
+    b3.expect = ddblock_holds(&[
+        prop::RESENT_RELEASE_CHANGES_NOTHING,
+        prop::EX_RESENT_NOT_HELD,
+        prop::EX_TAKEN_OVER,
+        prop::EX_RELEASED,
+    ]);
+
+    let mut all = vec![a, a3, b, b1, b2, b3, c, c2, d, e, f, g, h, i, j, k];
     for cfg in &mut all {
         cfg.fences = cfg.expectation(prop::FENCE_FORWARD) != Expect::Info;
     }

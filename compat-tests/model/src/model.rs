@@ -122,7 +122,8 @@ pub fn possible(cfg: &Config, s: &State, out: &mut Vec<Action>) {
             }
             Phase::Holding { deadline, .. } => {
                 out.push(Action::Release(c, false));
-                if laravel && table::readable(s).len() > 1 {
+                let lost = !laravel && cfg.lost_release_answers;
+                if lost || laravel && table::readable(s).len() > 1 {
                     out.push(Action::Release(c, true));
                 }
                 if cfg.refresh && !laravel && s.t < deadline {
@@ -133,6 +134,7 @@ pub fn possible(cfg: &Config, s: &State, out: &mut Vec<Action>) {
                 }
             }
             Phase::Deleting => out.push(Action::Delete(c)),
+            Phase::Releasing => out.push(Action::Release(c, false)),
         }
     }
 }
@@ -205,6 +207,7 @@ pub fn holds(name: &str, s: &State) -> bool {
         prop::CLEANUP_OWN_ONLY => !s.cleanup_deleted_other,
         prop::RELEASE_OWN_ONLY => !s.release_deleted_other,
         prop::FENCE_FORWARD => !s.fence_back,
+        prop::RESENT_RELEASE_CHANGES_NOTHING => !s.resend_changed,
         _ => true,
     }
 }
@@ -251,6 +254,7 @@ impl Model for ProtocolModel {
             FENCE_FORWARD,
             DDBLOCK_RELEASE_LEAVES_NONE,
             DDBLOCK_LOCK_KEPT,
+            RESENT_RELEASE_CHANGES_NOTHING,
         ]);
         properties.extend(sometimes![
             EX_ACQUIRED: ACQUIRED,
@@ -261,6 +265,7 @@ impl Model for ProtocolModel {
             EX_TTL_DELETED: TTL_DELETED,
             EX_STALE_READ: STALE_READ,
             EX_RELEASED: RELEASED,
+            EX_RESENT_NOT_HELD: RESENT_NOT_HELD,
         ]);
         properties
     }

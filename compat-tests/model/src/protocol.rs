@@ -6,7 +6,7 @@
 
 use crate::config::{Config, Kind, ReleaseMode};
 use crate::state::{
-    event, show_item, Answer, Client, ClientId, Ended, Notes, Phase, State, Tick, Write,
+    event, show_item, Answer, Client, ClientId, Ended, Notes, Phase, State, Tick, Write, NOBODY,
 };
 use crate::table;
 
@@ -358,7 +358,8 @@ pub fn refresh(cfg: &Config, s: &mut State, c: ClientId, lost: bool, notes: &mut
 }
 
 /// A holder releases. ddblock: one request conditioned on the owner (delete, or keep-fence's
-/// update to a past expiry). Laravel: GetItem (eventually consistent; `stale` reads the version
+/// update to a past expiry); with `stale` its answer is lost after it applied and the client
+/// sends it again (a later step, [`Phase::Releasing`]), going by the resend's answer. Laravel: GetItem (eventually consistent; `stale` reads the version
 /// before the last change), and the delete only if it saw its own owner on a live item.
 pub fn release(cfg: &Config, s: &mut State, c: ClientId, stale: bool, notes: &mut Notes) {
     let name = cfg.client_name(c);
@@ -394,6 +395,7 @@ pub fn release(cfg: &Config, s: &mut State, c: ClientId, stale: bool, notes: &mu
         }
         return;
     }
+    let resend = client(s, c).phase == Phase::Releasing;
     let changed = match cfg.release {
         ReleaseMode::Delete => table::delete_owned(cfg, s, c, n),
         ReleaseMode::KeepFence => table::expire_owned(cfg, s, c, n, now - cfg.day),
@@ -401,7 +403,24 @@ pub fn release(cfg: &Config, s: &mut State, c: ClientId, stale: bool, notes: &mu
     if changed {
         s.seen |= event::RELEASED;
     }
-    end(s, c, Ended::Released);
+    if resend && changed {
+        s.resend_changed = true;
+    }
+    // The core answers a resend that finds the owner gone `not_held` (conformance vector
+    // keep-fence-lost-answer); another's live item there is the race the resend must not touch.
+    if resend
+        && !changed
+        && s.item
+            .is_some_and(|i| i.owner != NOBODY && i.expires_at > s.t)
+    {
+        s.seen |= event::RESENT_NOT_HELD;
+    }
+    let lost = stale;
+    if lost {
+        set_phase(s, c, Phase::Releasing);
+    } else {
+        end(s, c, Ended::Released);
+    }
     notes.say(|| {
         let req = match cfg.release {
             ReleaseMode::Delete => "DeleteItem if owner",
@@ -409,12 +428,18 @@ pub fn release(cfg: &Config, s: &mut State, c: ClientId, stale: bool, notes: &mu
                 "UpdateItem expires_at=now-1day REMOVE value, attempt if owner"
             }
         };
-        let found = if changed {
-            "done"
-        } else {
-            "not ours: nothing changed"
+        let found = match (changed, resend) {
+            (true, _) => "done",
+            (false, false) => "not ours: nothing changed",
+            (false, true) => "not ours: nothing changed; answers not_held",
         };
-        format!("t={t} {name}: release {req}: {found}")
+        let again = if resend { " (resent)" } else { "" };
+        let lost = if lost {
+            "; its answer is lost, to resend"
+        } else {
+            ""
+        };
+        format!("t={t} {name}: release{again} {req}: {found}{lost}")
     });
 }
 

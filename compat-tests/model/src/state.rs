@@ -92,6 +92,8 @@ pub enum Phase {
     },
     /// Laravel's release after its read saw the lock as ours: the unconditional delete is next.
     Deleting,
+    /// ddblock's release applied but its answer was lost: the same request is sent again.
+    Releasing,
 }
 
 /// One client.
@@ -128,6 +130,7 @@ pub mod event {
     pub const TTL_DELETED: u16 = 1 << 5;
     pub const STALE_READ: u16 = 1 << 6;
     pub const RELEASED: u16 = 1 << 7;
+    pub const RESENT_NOT_HELD: u16 = 1 << 8;
 }
 
 /// The whole state.
@@ -158,6 +161,8 @@ pub struct State {
     /// Ghost: a ddblock holder's live lock was removed by someone else (stock Laravel's delete,
     /// a force release), not by its own release, its expiry or TTL.
     pub ddblock_lock_taken: bool,
+    /// Ghost: a resent release changed an item (its first request had already applied).
+    pub resend_changed: bool,
     /// Ghost: the one force release of the run was made.
     pub forced: bool,
     /// Ghost: `event` bits seen.
@@ -180,6 +185,7 @@ impl State {
             release_deleted_other: false,
             cleanup_deleted_other: false,
             ddblock_lock_taken: false,
+            resend_changed: false,
             forced: false,
             seen: 0,
         }
@@ -210,7 +216,8 @@ pub enum Action {
     Finish(ClientId),
     /// A holder's heartbeat refreshes the lock; `true`: its answer is lost.
     Refresh(ClientId, bool),
-    /// A holder releases (ddblock: one conditional request; Laravel: the read, `true` if stale).
+    /// A holder releases (ddblock: one conditional request, `true` if its answer is lost after it
+    /// applied, or the resend of that request; Laravel: the read, `true` if stale).
     Release(ClientId, bool),
     /// Laravel's release deletes after its read saw its owner.
     Delete(ClientId),

@@ -14,7 +14,7 @@ fn run(name: &str) -> Report {
     report
 }
 
-fn holds(name: &str) {
+fn holds(name: &str) -> Report {
     let r = run(name);
     for v in &r.verdicts {
         assert!(
@@ -26,6 +26,7 @@ fn holds(name: &str) {
             v.trace.join("\n")
         );
     }
+    r
 }
 
 fn fails(name: &str, property: &str) -> Report {
@@ -65,6 +66,19 @@ fn k_a_refresh_racing_expiry_keeps_every_safety_property() {
 fn b_keep_fence_fences_never_go_back() {
     holds("b-keep-fence");
     holds("b-keep-fence-ttl-in-sync");
+}
+
+/// The keep-fence release whose answer is lost, resent: the example shows the resend answered
+/// `not_held` while another holds, and no resend changes an item.
+#[test]
+fn b_a_resent_keep_fence_release_changes_nothing_and_answers_not_held() {
+    let name = "b-keep-fence-lost-release-answer";
+    let r = holds(name);
+    let trace = &r.verdict(prop::EX_RESENT_NOT_HELD).expect("verdict").trace;
+    assert!(
+        trace.iter().any(|l| l.contains("answers not_held")),
+        "{trace:?}"
+    );
 }
 
 /// A test per known breakage, `test: "configuration" => PROPERTY, …;`: each property named (a
@@ -118,6 +132,7 @@ fn every_configuration_is_tested() {
         "k-refresh-racing-expiry",
         "b-keep-fence",
         "b-keep-fence-ttl-in-sync",
+        "b-keep-fence-lost-release-answer",
         "c-laravel-stale",
     ];
     for c in configurations() {
