@@ -12,6 +12,9 @@ pub enum Kind {
     Php,
     /// Stock Laravel: `add()`, and a release that reads before it deletes.
     Laravel,
+    /// ddblock's `restore_lock` in another process on client `.0`'s owner: it never acquires, it
+    /// refreshes and releases with that owner's condition, once it was handed the owner.
+    Restorer(ClientId),
 }
 
 /// How a ddblock release ends the lock (`DDBLOCK_RELEASE_MODE`).
@@ -85,6 +88,10 @@ pub struct Config {
     /// A ddblock release's answer may be lost after it applied: the client sends the same
     /// request again, whose answer it goes by.
     pub lost_release_answers: bool,
+    /// A holder hands its owner over to its restorer (`Kind::Restorer`) and stops using the lock
+    /// as the restorer first acts. `false`: a restorer may act at any time once the first process
+    /// acquired the lock, the first one still believing it holds.
+    pub handover: bool,
     /// An operator may `force_release` the lock once, at any time.
     pub force_release: bool,
     /// Acquires have a deadline (`block`, `acquire_by`): after a lost answer, or an answer that
@@ -107,6 +114,7 @@ impl Config {
             Kind::Core => "core",
             Kind::Php => "php",
             Kind::Laravel => "laravel",
+            Kind::Restorer(_) => "restorer",
         };
         format!("{kind}-{}", c + 1)
     }
@@ -115,6 +123,15 @@ impl Config {
     pub fn names(&self) -> Vec<String> {
         let clients = ClientId::try_from(self.clients.len()).expect("few clients");
         (0..clients).map(|c| self.client_name(c)).collect()
+    }
+
+    /// The owner (`value`) client `c` writes and conditions on: its own, or, for a restorer, the
+    /// owner it restored.
+    pub fn owner(&self, c: ClientId) -> ClientId {
+        match self.clients.get(usize::from(c)) {
+            Some(Kind::Restorer(of)) => *of,
+            _ => c,
+        }
     }
 
     /// What is expected of the property `name`.
@@ -146,6 +163,8 @@ pub mod prop {
     pub const EX_STALE_READ: &str = "sometimes: a read is stale";
     pub const EX_RELEASED: &str = "sometimes: a release ends a lock";
     pub const RESENT_RELEASE_CHANGES_NOTHING: &str = "a resent release changes no item";
+    pub const EX_RESTORED_RELEASED: &str = "sometimes: a restored handle releases the lock";
+    pub const EX_RESTORED_REFRESHED: &str = "sometimes: a restored handle refreshes the lock";
     pub const EX_RESENT_NOT_HELD: &str =
         "sometimes: a resent release answers not held while another holds";
 }
@@ -174,6 +193,7 @@ fn base(name: &'static str, title: &'static str) -> Config {
         day: DAY,
         refused_writes: false,
         lost_release_answers: false,
+        handover: false,
         force_release: false,
         deadlines: false,
         refresh: true,
@@ -438,7 +458,43 @@ pub fn configurations() -> Vec<Config> {
         prop::EX_RELEASED,
     ]);
 
-    let mut all = vec![a, a3, b, b1, b2, b3, c, c2, d, e, f, g, h, i, j, k];
+    let mut l = base(
+        "l-restore-lock",
+        "ddblock: a second process restores the first one's owner (restore_lock) and refreshes or \
+         releases with it at any time, a third contends; lost answers (writes land when sent), \
+         heartbeat, clocks in sync: nothing of another owner is removed and a release by either \
+         handle leaves nothing, but the first process, not told of the restorer's release, \
+         still believes it holds while the contender takes the lock",
+    );
+    l.clients = vec![Kind::Core, Kind::Restorer(0), Kind::Php];
+    l.offsets = vec![vec![0], vec![0], vec![0]];
+    l.delayed_writes = false;
+    l.expect = vec![
+        (prop::RELEASE_LEAVES_NONE, Holds),
+        (prop::UNKNOWN_LEAVES_NONE, Holds),
+        (prop::CLEANUP_OWN_ONLY, Holds),
+        (prop::RELEASE_OWN_ONLY, Holds),
+        (prop::DDBLOCK_RELEASE_LEAVES_NONE, Holds),
+        (prop::DDBLOCK_LOCK_KEPT, Holds),
+        (prop::ONE_HOLDER, Fails),
+        (prop::EX_RESTORED_RELEASED, Holds),
+        (prop::EX_RESTORED_REFRESHED, Holds),
+    ];
+
+    let mut l2 = l.clone();
+    l2.name = "l-restore-lock-handed-over";
+    l2.title = "restore_lock after the first process handed its owner over and stopped using the \
+                lock: one live holder (both handles one owner), the restorer's refresh keeps the \
+                contender out, its release ends the lock for both, nothing of another owner \
+                removed: every safety property holds";
+    l2.handover = true;
+    l2.expect = ddblock_holds(&[
+        prop::EX_RESTORED_RELEASED,
+        prop::EX_RESTORED_REFRESHED,
+        prop::EX_TAKEN_OVER,
+    ]);
+
+    let mut all = vec![a, a3, b, b1, b2, b3, c, c2, d, e, f, g, h, i, j, k, l, l2];
     for cfg in &mut all {
         cfg.fences = cfg.expectation(prop::FENCE_FORWARD) != Expect::Info;
     }

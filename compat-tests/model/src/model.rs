@@ -41,8 +41,14 @@ pub fn step(cfg: &Config, s: &State, a: Action, notes: &mut Notes) -> Option<Sta
         Action::Timeout(c) => protocol::timeout(cfg, &mut s, c, notes),
         Action::Resend(c) => protocol::resend(cfg, &mut s, c, notes),
         Action::Finish(c) => protocol::finish(cfg, &mut s, c, notes),
-        Action::Refresh(c, lost) => protocol::refresh(cfg, &mut s, c, lost, notes),
-        Action::Release(c, stale) => protocol::release(cfg, &mut s, c, stale, notes),
+        Action::Refresh(c, lost) => {
+            restore(cfg, &mut s, c, notes);
+            protocol::refresh(cfg, &mut s, c, lost, notes);
+        }
+        Action::Release(c, stale) => {
+            restore(cfg, &mut s, c, notes);
+            protocol::release(cfg, &mut s, c, stale, notes);
+        }
         Action::Delete(c) => protocol::delete(cfg, &mut s, c, notes),
         Action::ForceRelease => {
             let names = cfg.names();
@@ -64,6 +70,32 @@ pub fn step(cfg: &Config, s: &State, a: Action, notes: &mut Notes) -> Option<Sta
         }
     }
     Some(s)
+}
+
+/// A restorer's first request is the `restore_lock` handle's first use: counted, so it makes one
+/// (`acquisitions` bounds them). With `handover`, the first process has just handed its owner
+/// over and stopped using the lock (one step with the restorer's request: the first one's belief
+/// lasts until then, the stronger case for one live holder).
+fn restore(cfg: &Config, s: &mut State, c: ClientId, notes: &mut Notes) {
+    let Kind::Restorer(of) = cfg.clients[usize::from(c)] else {
+        return;
+    };
+    if s.clients[usize::from(c)].phase != Phase::Idle {
+        return;
+    }
+    s.clients[usize::from(c)].n += 1;
+    if cfg.handover {
+        let first = &mut s.clients[usize::from(of)];
+        first.phase = Phase::Idle;
+        first.ended = Some(Ended::HandedOver);
+        let name = cfg.client_name(of);
+        notes.say(|| {
+            format!(
+                "t={} {name}: hands its owner over to another process and stops using the lock",
+                s.t
+            )
+        });
+    }
 }
 
 fn in_flight(s: &State, c: ClientId) -> bool {
@@ -95,7 +127,22 @@ pub fn possible(cfg: &Config, s: &State, out: &mut Vec<Action>) {
         // Under the stated assumption, an attempt ends only once none of its writes is in flight.
         let may_end = cfg.late_writes || !in_flight(s, c);
         let laravel = cfg.clients[i] == Kind::Laravel;
+        if let Kind::Restorer(of) = cfg.clients[i] {
+            let first = &s.clients[usize::from(of)];
+            // The owner is handed over once the first process holds the lock (Laravel's
+            // `restoreLock` use: an owner passed to a queued job).
+            let handed = matches!(first.phase, Phase::Holding { .. })
+                || !cfg.handover && first.ended == Some(Ended::Released);
+            if cl.phase == Phase::Idle && cl.n < cfg.acquisitions && handed {
+                out.push(Action::Release(c, false));
+                out.push(Action::Refresh(c, false));
+                if cfg.lost_answers {
+                    out.push(Action::Refresh(c, true));
+                }
+            }
+        }
         match cl.phase {
+            Phase::Idle if matches!(cfg.clients[i], Kind::Restorer(_)) => {}
             Phase::Idle if cl.n < cfg.acquisitions => out.push(Action::Acquire(c)),
             Phase::Idle => {}
             Phase::Acquiring {
@@ -167,31 +214,47 @@ pub fn one_holder(s: &State) -> bool {
     s.clients.iter().filter(|c| c.live(s.t)).count() <= 1
 }
 
-/// Whether the item is client `c`'s current acquisition and still live (`expires_at > now` by
-/// DynamoDB's clock: not merely the second at which it expires, which frees itself).
-fn blocks_as(s: &State, c: usize, item: Option<Item>) -> bool {
-    let n = s.clients[c].current();
-    item.is_some_and(|i| usize::from(i.owner) == c && i.n == n && i.expires_at > s.t)
+/// Whether the item is the current acquisition of owner `o` and still live (`expires_at > now`
+/// by DynamoDB's clock: not merely the second at which it expires, which frees itself).
+fn blocks_as(s: &State, o: usize, item: Option<Item>) -> bool {
+    let n = s.clients[o].current();
+    item.is_some_and(|i| usize::from(i.owner) == o && i.n == n && i.expires_at > s.t)
+}
+
+/// No client whose acquisition ended in `how` left its owner's item in place (`owner`: the
+/// owner a client writes, [`Config::owner`]).
+fn none_left_by(s: &State, how: Ended, owner: impl Fn(usize) -> usize) -> bool {
+    (0..s.clients.len()).all(|c| {
+        let cl = &s.clients[c];
+        !(cl.phase == Phase::Idle && cl.ended == Some(how) && blocks_as(s, owner(c), s.item))
+    })
 }
 
 /// No client whose acquisition ended in `how` left its item in place.
 fn none_left(s: &State, how: Ended) -> bool {
-    (0..s.clients.len()).all(|c| {
-        let cl = &s.clients[c];
-        !(cl.phase == Phase::Idle && cl.ended == Some(how) && blocks_as(s, c, s.item))
-    })
+    none_left_by(s, how, |c| c)
 }
 
 /// The `always` property `name`'s condition, those about ddblock's clients only included.
 pub fn holds_in(cfg: &Config, name: &str, s: &State) -> bool {
     let ddblock = |c: usize| cfg.clients.get(c).is_some_and(|k| *k != Kind::Laravel);
+    let owner = |c: usize| usize::from(cfg.owner(ClientId::try_from(c).expect("few clients")));
     match name {
+        // Handles of one owner (a restorer and the first process) count as one holder.
+        prop::ONE_HOLDER => {
+            let mut live = (0..s.clients.len())
+                .filter(|&c| s.clients[c].live(s.t))
+                .map(owner);
+            live.next().is_none_or(|first| live.all(|o| o == first))
+        }
+        prop::RELEASE_LEAVES_NONE => none_left_by(s, Ended::Released, owner),
+        prop::UNKNOWN_LEAVES_NONE => none_left_by(s, Ended::Unknown, owner),
         prop::DDBLOCK_RELEASE_LEAVES_NONE => (0..s.clients.len()).all(|c| {
             let cl = &s.clients[c];
             !(ddblock(c)
                 && cl.phase == Phase::Idle
                 && cl.ended == Some(Ended::Released)
-                && blocks_as(s, c, s.item))
+                && blocks_as(s, owner(c), s.item))
         }),
         prop::DDBLOCK_LOCK_KEPT => !s.ddblock_lock_taken,
         _ => holds(name, s),
@@ -266,6 +329,8 @@ impl Model for ProtocolModel {
             EX_STALE_READ: STALE_READ,
             EX_RELEASED: RELEASED,
             EX_RESENT_NOT_HELD: RESENT_NOT_HELD,
+            EX_RESTORED_RELEASED: RESTORED_RELEASED,
+            EX_RESTORED_REFRESHED: RESTORED_REFRESHED,
         ]);
         properties
     }

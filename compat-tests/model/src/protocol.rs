@@ -28,6 +28,17 @@ fn end(s: &mut State, c: ClientId, how: Ended) {
     cl.ended = Some(how);
 }
 
+/// The owner client `c` conditions on and the acquisition it means: its own current one, or,
+/// for a restorer, the restored owner's.
+fn handle(cfg: &Config, s: &State, c: ClientId) -> (ClientId, crate::state::Nth) {
+    let owner = cfg.owner(c);
+    (owner, client(s, owner).current())
+}
+
+fn is_restorer(cfg: &Config, c: ClientId) -> bool {
+    matches!(cfg.clients[usize::from(c)], Kind::Restorer(_))
+}
+
 fn is_laravel(cfg: &Config, c: ClientId) -> bool {
     cfg.clients[usize::from(c)] == Kind::Laravel
 }
@@ -333,15 +344,21 @@ pub fn finish(cfg: &Config, s: &mut State, c: ClientId, notes: &mut Notes) {
 
 /// The heartbeat's refresh: `expires_at = now + ttl` if ours and live by our clock; on an answer,
 /// the lease runs `ttl` from the send.
+/// A restorer (not yet holding) refreshes with the restored owner: on an answer it holds.
 pub fn refresh(cfg: &Config, s: &mut State, c: ClientId, lost: bool, notes: &mut Notes) {
-    let Phase::Holding { fence, .. } = client(s, c).phase else {
-        return;
+    let fence = match client(s, c).phase {
+        Phase::Holding { fence, .. } => fence,
+        Phase::Idle if is_restorer(cfg, c) => s.item.and_then(|i| i.fence),
+        _ => return,
     };
     let now = clock(s, c);
-    let ok = table::refresh(cfg, s, c, now);
+    let ok = table::refresh(cfg, s, cfg.owner(c), now);
     let t = s.t;
     if ok {
         s.seen |= event::REFRESHED;
+        if is_restorer(cfg, c) {
+            s.seen |= event::RESTORED_REFRESHED;
+        }
         if !lost {
             let deadline = t + cfg.ttl;
             set_phase(s, c, Phase::Holding { deadline, fence });
@@ -358,12 +375,12 @@ pub fn refresh(cfg: &Config, s: &mut State, c: ClientId, lost: bool, notes: &mut
 }
 
 /// A holder releases. ddblock: one request conditioned on the owner (delete, or keep-fence's
-/// update to a past expiry); with `stale` its answer is lost after it applied and the client
-/// sends it again (a later step, [`Phase::Releasing`]), going by the resend's answer. Laravel: GetItem (eventually consistent; `stale` reads the version
-/// before the last change), and the delete only if it saw its own owner on a live item.
+/// update to a past expiry; a restorer's with the restored owner); with `stale` its answer is
+/// lost after it applied and the client sends it again (a later step, [`Phase::Releasing`]),
+/// going by the resend's answer. Laravel: GetItem (eventually consistent; `stale` reads the
+/// version before the last change), and the delete only if it saw its own owner on a live item.
 pub fn release(cfg: &Config, s: &mut State, c: ClientId, stale: bool, notes: &mut Notes) {
     let name = cfg.client_name(c);
-    let n = client(s, c).current();
     let now = clock(s, c);
     let t = s.t;
     if is_laravel(cfg, c) {
@@ -396,12 +413,16 @@ pub fn release(cfg: &Config, s: &mut State, c: ClientId, stale: bool, notes: &mu
         return;
     }
     let resend = client(s, c).phase == Phase::Releasing;
+    let (owner, n) = handle(cfg, s, c);
     let changed = match cfg.release {
-        ReleaseMode::Delete => table::delete_owned(cfg, s, c, n),
-        ReleaseMode::KeepFence => table::expire_owned(cfg, s, c, n, now - cfg.day),
+        ReleaseMode::Delete => table::delete_owned(cfg, s, owner, n),
+        ReleaseMode::KeepFence => table::expire_owned(cfg, s, owner, n, now - cfg.day),
     };
     if changed {
         s.seen |= event::RELEASED;
+        if is_restorer(cfg, c) {
+            s.seen |= event::RESTORED_RELEASED;
+        }
     }
     if resend && changed {
         s.resend_changed = true;

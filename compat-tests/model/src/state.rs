@@ -70,6 +70,9 @@ pub enum Ended {
     Unknown,
     /// The acquire was told the lock is held.
     Held,
+    /// The holder handed its owner over to another process (`restore_lock`) and stopped using
+    /// the lock.
+    HandedOver,
 }
 
 /// Where a client is.
@@ -131,6 +134,8 @@ pub mod event {
     pub const STALE_READ: u16 = 1 << 6;
     pub const RELEASED: u16 = 1 << 7;
     pub const RESENT_NOT_HELD: u16 = 1 << 8;
+    pub const RESTORED_RELEASED: u16 = 1 << 9;
+    pub const RESTORED_REFRESHED: u16 = 1 << 10;
 }
 
 /// The whole state.

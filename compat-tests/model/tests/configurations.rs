@@ -81,6 +81,11 @@ fn b_a_resent_keep_fence_release_changes_nothing_and_answers_not_held() {
     );
 }
 
+#[test]
+fn l_a_handed_over_restored_handle_keeps_every_safety_property() {
+    holds("l-restore-lock-handed-over");
+}
+
 /// A test per known breakage, `test: "configuration" => PROPERTY, …;`: each property named (a
 /// constant of `prop`) must have a counterexample there. `BROKEN` lists the configurations.
 macro_rules! breakages {
@@ -107,6 +112,8 @@ breakages! {
     h_stock_laravel_on_a_ddblock_key_sticks_and_deletes_a_ddblock_holders_lock:
         "h-mixed-laravel-stale" => RELEASE_LEAVES_NONE, RELEASE_OWN_ONLY, DDBLOCK_LOCK_KEPT;
     i_force_release_takes_a_live_holders_lock: "i-force-release" => ONE_HOLDER, DDBLOCK_LOCK_KEPT;
+    l_a_restorers_release_lets_another_in_while_the_first_process_believes_it_holds:
+        "l-restore-lock" => ONE_HOLDER;
 }
 
 /// Also a breakage, whose counterexample must show the stale read that causes it.
@@ -134,6 +141,7 @@ fn every_configuration_is_tested() {
         "b-keep-fence-ttl-in-sync",
         "b-keep-fence-lost-release-answer",
         "c-laravel-stale",
+        "l-restore-lock-handed-over",
     ];
     for c in configurations() {
         let tested = written.contains(&c.name) || BROKEN.contains(&c.name);
