@@ -92,6 +92,10 @@ pub struct Config {
     /// as the restorer first acts. `false`: a restorer may act at any time once the first process
     /// acquired the lock, the first one still believing it holds.
     pub handover: bool,
+    /// Per client, the first acquisition that waits (`block`, `acquire_within`): from it on its
+    /// writes carry the fairness stamp `ddblock_since` (when the wait began), kept while it is
+    /// told held and tries again. Empty: nobody waits.
+    pub waits_from: Vec<Nth>,
     /// An operator may `force_release` the lock once, at any time.
     pub force_release: bool,
     /// Acquires have a deadline (`block`, `acquire_by`): after a lost answer, or an answer that
@@ -165,6 +169,10 @@ pub mod prop {
     pub const RESENT_RELEASE_CHANGES_NOTHING: &str = "a resent release changes no item";
     pub const EX_RESTORED_RELEASED: &str = "sometimes: a restored handle releases the lock";
     pub const EX_RESTORED_REFRESHED: &str = "sometimes: a restored handle refreshes the lock";
+    pub const EX_STAMP_READ: &str = "sometimes: a waiter is refused by a stamped item";
+    pub const EX_STAMP_LEFT: &str =
+        "sometimes: an acquire without a wait takes over a stamped item, the stamp left";
+    pub const EX_STAMPED_ACQUIRED: &str = "sometimes: a stamped write takes the lock";
     pub const EX_RESENT_NOT_HELD: &str =
         "sometimes: a resent release answers not held while another holds";
 }
@@ -194,6 +202,7 @@ fn base(name: &'static str, title: &'static str) -> Config {
         refused_writes: false,
         lost_release_answers: false,
         handover: false,
+        waits_from: Vec::new(),
         force_release: false,
         deadlines: false,
         refresh: true,
@@ -494,7 +503,31 @@ pub fn configurations() -> Vec<Config> {
         prop::EX_TAKEN_OVER,
     ]);
 
-    let mut all = vec![a, a3, b, b1, b2, b3, c, c2, d, e, f, g, h, i, j, k, l, l2];
+    let mut m = base(
+        "m-fair-wait-stamps",
+        "ddblock waiters whose writes carry the fairness stamp (ddblock_since), kept over their \
+         attempts while told held, read by the other, which tries again at any time or never \
+         (any timing a stamp may choose); the PHP driver's first acquisition does not wait (an \
+         unstamped takeover leaves a stamp behind); lost answers (writes land when sent), no \
+         heartbeat, one clock 0 or +1, two acquisitions each: the stamp decides nothing, every \
+         safety property holds",
+    );
+    m.waits_from = vec![0, 1];
+    m.refresh = false;
+    m.acquisitions = 2;
+    m.horizon = 3;
+    m.delayed_writes = false;
+    m.offsets = vec![vec![0, 1], vec![0]];
+    m.expect = ddblock_holds(&[
+        prop::EX_STAMP_READ,
+        prop::EX_STAMP_LEFT,
+        prop::EX_STAMPED_ACQUIRED,
+        prop::EX_TAKEN_OVER,
+    ]);
+
+    let mut all = vec![
+        a, a3, b, b1, b2, b3, c, c2, d, e, f, g, h, i, j, k, l, l2, m,
+    ];
     for cfg in &mut all {
         cfg.fences = cfg.expectation(prop::FENCE_FORWARD) != Expect::Info;
     }

@@ -22,6 +22,7 @@ pub fn step(cfg: &Config, s: &State, a: Action, notes: &mut Notes) -> Option<Sta
             notes.say(|| format!("t={}: time passes", s.t));
         }
         Action::Acquire(c) => {
+            wait(cfg, &mut s, c);
             s.clients[usize::from(c)].n += 1;
             protocol::send(cfg, &mut s, c, 1, false, notes);
         }
@@ -70,6 +71,26 @@ pub fn step(cfg: &Config, s: &State, a: Action, notes: &mut Notes) -> Option<Sta
         }
     }
     Some(s)
+}
+
+/// Sets client `c`'s fairness stamp for the acquisition it starts: kept when it waits on after
+/// being told held, its clock now when a wait begins, none when it does not wait.
+fn wait(cfg: &Config, s: &mut State, c: ClientId) {
+    let Some(&from) = cfg.waits_from.get(usize::from(c)) else {
+        return;
+    };
+    let i = usize::from(c);
+    if s.since.len() <= i {
+        s.since.resize(i + 1, None);
+    }
+    let cl = s.clients[i];
+    s.since[i] = if cl.n < from {
+        None
+    } else if cl.ended == Some(Ended::Held) && s.since[i].is_some() {
+        s.since[i]
+    } else {
+        Some(s.t + cl.offset)
+    };
 }
 
 /// A restorer's first request is the `restore_lock` handle's first use: counted, so it makes one
@@ -331,6 +352,9 @@ impl Model for ProtocolModel {
             EX_RESENT_NOT_HELD: RESENT_NOT_HELD,
             EX_RESTORED_RELEASED: RESTORED_RELEASED,
             EX_RESTORED_REFRESHED: RESTORED_REFRESHED,
+            EX_STAMP_READ: STAMP_READ,
+            EX_STAMP_LEFT: STAMP_LEFT,
+            EX_STAMPED_ACQUIRED: STAMPED_ACQUIRED,
         ]);
         properties
     }

@@ -58,6 +58,7 @@ pub fn send(cfg: &Config, s: &mut State, c: ClientId, seq: u8, unknown: bool, no
         } else {
             0
         },
+        since: s.since.get(usize::from(c)).copied().flatten(),
     };
     if cfg.fences {
         s.sends = s.sends.saturating_add(1);
@@ -249,6 +250,11 @@ pub fn answer(cfg: &Config, s: &mut State, c: ClientId, notes: &mut Notes) {
             notes.say(|| format!("t={t} {name}: the item carries this attempt's id: acquired (recovered), lease until t={deadline}"));
         }
         Answer::Taken(i) if !mine(s, c, i) && i.expires_at >= now - cfg.margin => {
+            // A waiter reads the holder's stamp to time its next look and write (core/src/lock/
+            // fair.rs); the model explores every timing, skipping or delaying included.
+            if i.since.is_some() && s.since.get(usize::from(c)).copied().flatten().is_some() {
+                s.seen |= event::STAMP_READ;
+            }
             end(s, c, Ended::Held);
             notes.say(|| format!("t={t} {name}: held by another: acquire returns Held"));
         }

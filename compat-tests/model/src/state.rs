@@ -29,6 +29,8 @@ pub struct Item {
     pub expires_at: Tick,
     /// `ddblock_fence`; Laravel's `add()` drops it.
     pub fence: Option<Fence>,
+    /// `ddblock_since`: when the writing acquisition began waiting (its clock), if it waited.
+    pub since: Option<Tick>,
 }
 
 /// An acquire write in flight: ddblock's UpdateItem or Laravel's `add()` PutItem.
@@ -46,6 +48,8 @@ pub struct Write {
     pub expires_at: Tick,
     /// `:fence_base`: the sender's clock in "µs" at the send.
     pub fence_base: Fence,
+    /// `:since`, set by an acquisition that waits (the fairness stamp).
+    pub since: Option<Tick>,
 }
 
 /// What an acquire write's answer says.
@@ -136,6 +140,9 @@ pub mod event {
     pub const RESENT_NOT_HELD: u16 = 1 << 8;
     pub const RESTORED_RELEASED: u16 = 1 << 9;
     pub const RESTORED_REFRESHED: u16 = 1 << 10;
+    pub const STAMP_READ: u16 = 1 << 11;
+    pub const STAMP_LEFT: u16 = 1 << 12;
+    pub const STAMPED_ACQUIRED: u16 = 1 << 13;
 }
 
 /// The whole state.
@@ -170,6 +177,9 @@ pub struct State {
     pub resend_changed: bool,
     /// Ghost: the one force release of the run was made.
     pub forced: bool,
+    /// Per client, when its current wait began (its clock), while it waits: its writes stamp
+    /// it (`ddblock_since`).
+    pub since: Vec<Option<Tick>>,
     /// Ghost: `event` bits seen.
     pub seen: u16,
 }
@@ -192,6 +202,7 @@ impl State {
             ddblock_lock_taken: false,
             resend_changed: false,
             forced: false,
+            since: Vec::new(),
             seen: 0,
         }
     }
@@ -257,8 +268,9 @@ pub fn show_item(item: Option<Item>, names: &[String]) -> String {
                 );
             }
             let name = names.get(usize::from(i.owner)).map_or("?", String::as_str);
+            let since = i.since.map_or(String::new(), |t| format!(" since={t}"));
             format!(
-                "owner={name}#{} expires_at={} fence={fence}",
+                "owner={name}#{} expires_at={} fence={fence}{since}",
                 i.n + 1,
                 i.expires_at
             )

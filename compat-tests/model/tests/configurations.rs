@@ -86,6 +86,11 @@ fn l_a_handed_over_restored_handle_keeps_every_safety_property() {
     holds("l-restore-lock-handed-over");
 }
 
+#[test]
+fn m_fairness_stamps_decide_nothing() {
+    holds("m-fair-wait-stamps");
+}
+
 /// A test per known breakage, `test: "configuration" => PROPERTY, …;`: each property named (a
 /// constant of `prop`) must have a counterexample there. `BROKEN` lists the configurations.
 macro_rules! breakages {
@@ -142,6 +147,7 @@ fn every_configuration_is_tested() {
         "b-keep-fence-lost-release-answer",
         "c-laravel-stale",
         "l-restore-lock-handed-over",
+        "m-fair-wait-stamps",
     ];
     for c in configurations() {
         let tested = written.contains(&c.name) || BROKEN.contains(&c.name);
