@@ -12,6 +12,9 @@ pub enum Kind {
     Php,
     /// Stock Laravel: `add()`, and a release that reads before it deletes.
     Laravel,
+    /// ddblock's `restore_lock` in another process on client `.0`'s owner: it never acquires, it
+    /// refreshes and releases with that owner's condition, once it was handed the owner.
+    Restorer(ClientId),
 }
 
 /// How a ddblock release ends the lock (`DDBLOCK_RELEASE_MODE`).
@@ -82,6 +85,17 @@ pub struct Config {
     /// A write may be refused before it lands, the client told so (`ReplicatedWriteConflictException`
     /// on a multi-Region strongly consistent table, throttling).
     pub refused_writes: bool,
+    /// A ddblock release's answer may be lost after it applied: the client sends the same
+    /// request again, whose answer it goes by.
+    pub lost_release_answers: bool,
+    /// A holder hands its owner over to its restorer (`Kind::Restorer`) and stops using the lock
+    /// as the restorer first acts. `false`: a restorer may act at any time once the first process
+    /// acquired the lock, the first one still believing it holds.
+    pub handover: bool,
+    /// Per client, the first acquisition that waits (`block`, `acquire_within`): from it on its
+    /// writes carry the fairness stamp `ddblock_since` (when the wait began), kept while it is
+    /// told held and tries again. Empty: nobody waits.
+    pub waits_from: Vec<Nth>,
     /// An operator may `force_release` the lock once, at any time.
     pub force_release: bool,
     /// Acquires have a deadline (`block`, `acquire_by`): after a lost answer, or an answer that
@@ -104,6 +118,7 @@ impl Config {
             Kind::Core => "core",
             Kind::Php => "php",
             Kind::Laravel => "laravel",
+            Kind::Restorer(_) => "restorer",
         };
         format!("{kind}-{}", c + 1)
     }
@@ -112,6 +127,15 @@ impl Config {
     pub fn names(&self) -> Vec<String> {
         let clients = ClientId::try_from(self.clients.len()).expect("few clients");
         (0..clients).map(|c| self.client_name(c)).collect()
+    }
+
+    /// The owner (`value`) client `c` writes and conditions on: its own, or, for a restorer, the
+    /// owner it restored.
+    pub fn owner(&self, c: ClientId) -> ClientId {
+        match self.clients.get(usize::from(c)) {
+            Some(Kind::Restorer(of)) => *of,
+            _ => c,
+        }
     }
 
     /// What is expected of the property `name`.
@@ -142,6 +166,15 @@ pub mod prop {
     pub const EX_TTL_DELETED: &str = "sometimes: TTL deletes an expired item";
     pub const EX_STALE_READ: &str = "sometimes: a read is stale";
     pub const EX_RELEASED: &str = "sometimes: a release ends a lock";
+    pub const RESENT_RELEASE_CHANGES_NOTHING: &str = "a resent release changes no item";
+    pub const EX_RESTORED_RELEASED: &str = "sometimes: a restored handle releases the lock";
+    pub const EX_RESTORED_REFRESHED: &str = "sometimes: a restored handle refreshes the lock";
+    pub const EX_STAMP_READ: &str = "sometimes: a waiter is refused by a stamped item";
+    pub const EX_STAMP_LEFT: &str =
+        "sometimes: an acquire without a wait takes over a stamped item, the stamp left";
+    pub const EX_STAMPED_ACQUIRED: &str = "sometimes: a stamped write takes the lock";
+    pub const EX_RESENT_NOT_HELD: &str =
+        "sometimes: a resent release answers not held while another holds";
 }
 
 use Expect::{Fails, Holds};
@@ -167,6 +200,9 @@ fn base(name: &'static str, title: &'static str) -> Config {
         cleanup_keeps_fence: true,
         day: DAY,
         refused_writes: false,
+        lost_release_answers: false,
+        handover: false,
+        waits_from: Vec::new(),
         force_release: false,
         deadlines: false,
         refresh: true,
@@ -415,7 +451,83 @@ pub fn configurations() -> Vec<Config> {
         prop::EX_RELEASED,
     ]);
 
-    let mut all = vec![a, a3, b, b1, b2, c, c2, d, e, f, g, h, i, j, k];
+    let mut b3 = keep_fence(
+        "b-keep-fence-lost-release-answer",
+        "keep-fence mode, the release's answer lost after it applied and the release resent \
+         (conformance vector keep-fence-lost-answer), lost acquire answers, clocks each 0 or +1 for \
+         one client: the resend changes nothing (another's lock included) and the client ends not \
+         holding",
+    );
+    b3.lost_release_answers = true;
+    b3.offsets = vec![vec![0, 1], vec![0]];
+    b3.expect = ddblock_holds(&[
+        prop::RESENT_RELEASE_CHANGES_NOTHING,
+        prop::EX_RESENT_NOT_HELD,
+        prop::EX_TAKEN_OVER,
+        prop::EX_RELEASED,
+    ]);
+
+    let mut l = base(
+        "l-restore-lock",
+        "ddblock: a second process restores the first one's owner (restore_lock) and refreshes or \
+         releases with it at any time, a third contends; lost answers (writes land when sent), \
+         heartbeat, clocks in sync: nothing of another owner is removed and a release by either \
+         handle leaves nothing, but the first process, not told of the restorer's release, \
+         still believes it holds while the contender takes the lock",
+    );
+    l.clients = vec![Kind::Core, Kind::Restorer(0), Kind::Php];
+    l.offsets = vec![vec![0], vec![0], vec![0]];
+    l.delayed_writes = false;
+    l.expect = vec![
+        (prop::RELEASE_LEAVES_NONE, Holds),
+        (prop::UNKNOWN_LEAVES_NONE, Holds),
+        (prop::CLEANUP_OWN_ONLY, Holds),
+        (prop::RELEASE_OWN_ONLY, Holds),
+        (prop::DDBLOCK_RELEASE_LEAVES_NONE, Holds),
+        (prop::DDBLOCK_LOCK_KEPT, Holds),
+        (prop::ONE_HOLDER, Fails),
+        (prop::EX_RESTORED_RELEASED, Holds),
+        (prop::EX_RESTORED_REFRESHED, Holds),
+    ];
+
+    let mut l2 = l.clone();
+    l2.name = "l-restore-lock-handed-over";
+    l2.title = "restore_lock after the first process handed its owner over and stopped using the \
+                lock: one live holder (both handles one owner), the restorer's refresh keeps the \
+                contender out, its release ends the lock for both, nothing of another owner \
+                removed: every safety property holds";
+    l2.handover = true;
+    l2.expect = ddblock_holds(&[
+        prop::EX_RESTORED_RELEASED,
+        prop::EX_RESTORED_REFRESHED,
+        prop::EX_TAKEN_OVER,
+    ]);
+
+    let mut m = base(
+        "m-fair-wait-stamps",
+        "ddblock waiters whose writes carry the fairness stamp (ddblock_since), kept over their \
+         attempts while told held, read by the other, which tries again at any time or never \
+         (any timing a stamp may choose); the PHP driver's first acquisition does not wait (an \
+         unstamped takeover leaves a stamp behind); lost answers (writes land when sent), no \
+         heartbeat, one clock 0 or +1, two acquisitions each: the stamp decides nothing, every \
+         safety property holds",
+    );
+    m.waits_from = vec![0, 1];
+    m.refresh = false;
+    m.acquisitions = 2;
+    m.horizon = 3;
+    m.delayed_writes = false;
+    m.offsets = vec![vec![0, 1], vec![0]];
+    m.expect = ddblock_holds(&[
+        prop::EX_STAMP_READ,
+        prop::EX_STAMP_LEFT,
+        prop::EX_STAMPED_ACQUIRED,
+        prop::EX_TAKEN_OVER,
+    ]);
+
+    let mut all = vec![
+        a, a3, b, b1, b2, b3, c, c2, d, e, f, g, h, i, j, k, l, l2, m,
+    ];
     for cfg in &mut all {
         cfg.fences = cfg.expectation(prop::FENCE_FORWARD) != Expect::Info;
     }

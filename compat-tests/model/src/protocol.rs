@@ -6,7 +6,7 @@
 
 use crate::config::{Config, Kind, ReleaseMode};
 use crate::state::{
-    event, show_item, Answer, Client, ClientId, Ended, Notes, Phase, State, Tick, Write,
+    event, show_item, Answer, Client, ClientId, Ended, Notes, Phase, State, Tick, Write, NOBODY,
 };
 use crate::table;
 
@@ -28,6 +28,17 @@ fn end(s: &mut State, c: ClientId, how: Ended) {
     cl.ended = Some(how);
 }
 
+/// The owner client `c` conditions on and the acquisition it means: its own current one, or,
+/// for a restorer, the restored owner's.
+fn handle(cfg: &Config, s: &State, c: ClientId) -> (ClientId, crate::state::Nth) {
+    let owner = cfg.owner(c);
+    (owner, client(s, owner).current())
+}
+
+fn is_restorer(cfg: &Config, c: ClientId) -> bool {
+    matches!(cfg.clients[usize::from(c)], Kind::Restorer(_))
+}
+
 fn is_laravel(cfg: &Config, c: ClientId) -> bool {
     cfg.clients[usize::from(c)] == Kind::Laravel
 }
@@ -47,6 +58,7 @@ pub fn send(cfg: &Config, s: &mut State, c: ClientId, seq: u8, unknown: bool, no
         } else {
             0
         },
+        since: s.since.get(usize::from(c)).copied().flatten(),
     };
     if cfg.fences {
         s.sends = s.sends.saturating_add(1);
@@ -238,6 +250,11 @@ pub fn answer(cfg: &Config, s: &mut State, c: ClientId, notes: &mut Notes) {
             notes.say(|| format!("t={t} {name}: the item carries this attempt's id: acquired (recovered), lease until t={deadline}"));
         }
         Answer::Taken(i) if !mine(s, c, i) && i.expires_at >= now - cfg.margin => {
+            // A waiter reads the holder's stamp to time its next look and write (core/src/lock/
+            // fair.rs); the model explores every timing, skipping or delaying included.
+            if i.since.is_some() && s.since.get(usize::from(c)).copied().flatten().is_some() {
+                s.seen |= event::STAMP_READ;
+            }
             end(s, c, Ended::Held);
             notes.say(|| format!("t={t} {name}: held by another: acquire returns Held"));
         }
@@ -333,15 +350,21 @@ pub fn finish(cfg: &Config, s: &mut State, c: ClientId, notes: &mut Notes) {
 
 /// The heartbeat's refresh: `expires_at = now + ttl` if ours and live by our clock; on an answer,
 /// the lease runs `ttl` from the send.
+/// A restorer (not yet holding) refreshes with the restored owner: on an answer it holds.
 pub fn refresh(cfg: &Config, s: &mut State, c: ClientId, lost: bool, notes: &mut Notes) {
-    let Phase::Holding { fence, .. } = client(s, c).phase else {
-        return;
+    let fence = match client(s, c).phase {
+        Phase::Holding { fence, .. } => fence,
+        Phase::Idle if is_restorer(cfg, c) => s.item.and_then(|i| i.fence),
+        _ => return,
     };
     let now = clock(s, c);
-    let ok = table::refresh(cfg, s, c, now);
+    let ok = table::refresh(cfg, s, cfg.owner(c), now);
     let t = s.t;
     if ok {
         s.seen |= event::REFRESHED;
+        if is_restorer(cfg, c) {
+            s.seen |= event::RESTORED_REFRESHED;
+        }
         if !lost {
             let deadline = t + cfg.ttl;
             set_phase(s, c, Phase::Holding { deadline, fence });
@@ -358,11 +381,12 @@ pub fn refresh(cfg: &Config, s: &mut State, c: ClientId, lost: bool, notes: &mut
 }
 
 /// A holder releases. ddblock: one request conditioned on the owner (delete, or keep-fence's
-/// update to a past expiry). Laravel: GetItem (eventually consistent; `stale` reads the version
-/// before the last change), and the delete only if it saw its own owner on a live item.
+/// update to a past expiry; a restorer's with the restored owner); with `stale` its answer is
+/// lost after it applied and the client sends it again (a later step, [`Phase::Releasing`]),
+/// going by the resend's answer. Laravel: GetItem (eventually consistent; `stale` reads the
+/// version before the last change), and the delete only if it saw its own owner on a live item.
 pub fn release(cfg: &Config, s: &mut State, c: ClientId, stale: bool, notes: &mut Notes) {
     let name = cfg.client_name(c);
-    let n = client(s, c).current();
     let now = clock(s, c);
     let t = s.t;
     if is_laravel(cfg, c) {
@@ -394,14 +418,36 @@ pub fn release(cfg: &Config, s: &mut State, c: ClientId, stale: bool, notes: &mu
         }
         return;
     }
+    let resend = client(s, c).phase == Phase::Releasing;
+    let (owner, n) = handle(cfg, s, c);
     let changed = match cfg.release {
-        ReleaseMode::Delete => table::delete_owned(cfg, s, c, n),
-        ReleaseMode::KeepFence => table::expire_owned(cfg, s, c, n, now - cfg.day),
+        ReleaseMode::Delete => table::delete_owned(cfg, s, owner, n),
+        ReleaseMode::KeepFence => table::expire_owned(cfg, s, owner, n, now - cfg.day),
     };
     if changed {
         s.seen |= event::RELEASED;
+        if is_restorer(cfg, c) {
+            s.seen |= event::RESTORED_RELEASED;
+        }
     }
-    end(s, c, Ended::Released);
+    if resend && changed {
+        s.resend_changed = true;
+    }
+    // The core answers a resend that finds the owner gone `not_held` (conformance vector
+    // keep-fence-lost-answer); another's live item there is the race the resend must not touch.
+    if resend
+        && !changed
+        && s.item
+            .is_some_and(|i| i.owner != NOBODY && i.expires_at > s.t)
+    {
+        s.seen |= event::RESENT_NOT_HELD;
+    }
+    let lost = stale;
+    if lost {
+        set_phase(s, c, Phase::Releasing);
+    } else {
+        end(s, c, Ended::Released);
+    }
     notes.say(|| {
         let req = match cfg.release {
             ReleaseMode::Delete => "DeleteItem if owner",
@@ -409,12 +455,18 @@ pub fn release(cfg: &Config, s: &mut State, c: ClientId, stale: bool, notes: &mu
                 "UpdateItem expires_at=now-1day REMOVE value, attempt if owner"
             }
         };
-        let found = if changed {
-            "done"
-        } else {
-            "not ours: nothing changed"
+        let found = match (changed, resend) {
+            (true, _) => "done",
+            (false, false) => "not ours: nothing changed",
+            (false, true) => "not ours: nothing changed; answers not_held",
         };
-        format!("t={t} {name}: release {req}: {found}")
+        let again = if resend { " (resent)" } else { "" };
+        let lost = if lost {
+            "; its answer is lost, to resend"
+        } else {
+            ""
+        };
+        format!("t={t} {name}: release{again} {req}: {found}{lost}")
     });
 }
 

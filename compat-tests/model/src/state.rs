@@ -29,6 +29,8 @@ pub struct Item {
     pub expires_at: Tick,
     /// `ddblock_fence`; Laravel's `add()` drops it.
     pub fence: Option<Fence>,
+    /// `ddblock_since`: when the writing acquisition began waiting (its clock), if it waited.
+    pub since: Option<Tick>,
 }
 
 /// An acquire write in flight: ddblock's UpdateItem or Laravel's `add()` PutItem.
@@ -46,6 +48,8 @@ pub struct Write {
     pub expires_at: Tick,
     /// `:fence_base`: the sender's clock in "µs" at the send.
     pub fence_base: Fence,
+    /// `:since`, set by an acquisition that waits (the fairness stamp).
+    pub since: Option<Tick>,
 }
 
 /// What an acquire write's answer says.
@@ -70,6 +74,9 @@ pub enum Ended {
     Unknown,
     /// The acquire was told the lock is held.
     Held,
+    /// The holder handed its owner over to another process (`restore_lock`) and stopped using
+    /// the lock.
+    HandedOver,
 }
 
 /// Where a client is.
@@ -92,6 +99,8 @@ pub enum Phase {
     },
     /// Laravel's release after its read saw the lock as ours: the unconditional delete is next.
     Deleting,
+    /// ddblock's release applied but its answer was lost: the same request is sent again.
+    Releasing,
 }
 
 /// One client.
@@ -128,6 +137,12 @@ pub mod event {
     pub const TTL_DELETED: u16 = 1 << 5;
     pub const STALE_READ: u16 = 1 << 6;
     pub const RELEASED: u16 = 1 << 7;
+    pub const RESENT_NOT_HELD: u16 = 1 << 8;
+    pub const RESTORED_RELEASED: u16 = 1 << 9;
+    pub const RESTORED_REFRESHED: u16 = 1 << 10;
+    pub const STAMP_READ: u16 = 1 << 11;
+    pub const STAMP_LEFT: u16 = 1 << 12;
+    pub const STAMPED_ACQUIRED: u16 = 1 << 13;
 }
 
 /// The whole state.
@@ -158,8 +173,13 @@ pub struct State {
     /// Ghost: a ddblock holder's live lock was removed by someone else (stock Laravel's delete,
     /// a force release), not by its own release, its expiry or TTL.
     pub ddblock_lock_taken: bool,
+    /// Ghost: a resent release changed an item (its first request had already applied).
+    pub resend_changed: bool,
     /// Ghost: the one force release of the run was made.
     pub forced: bool,
+    /// Per client, when its current wait began (its clock), while it waits: its writes stamp
+    /// it (`ddblock_since`).
+    pub since: Vec<Option<Tick>>,
     /// Ghost: `event` bits seen.
     pub seen: u16,
 }
@@ -180,7 +200,9 @@ impl State {
             release_deleted_other: false,
             cleanup_deleted_other: false,
             ddblock_lock_taken: false,
+            resend_changed: false,
             forced: false,
+            since: Vec::new(),
             seen: 0,
         }
     }
@@ -210,7 +232,8 @@ pub enum Action {
     Finish(ClientId),
     /// A holder's heartbeat refreshes the lock; `true`: its answer is lost.
     Refresh(ClientId, bool),
-    /// A holder releases (ddblock: one conditional request; Laravel: the read, `true` if stale).
+    /// A holder releases (ddblock: one conditional request, `true` if its answer is lost after it
+    /// applied, or the resend of that request; Laravel: the read, `true` if stale).
     Release(ClientId, bool),
     /// Laravel's release deletes after its read saw its owner.
     Delete(ClientId),
@@ -245,8 +268,9 @@ pub fn show_item(item: Option<Item>, names: &[String]) -> String {
                 );
             }
             let name = names.get(usize::from(i.owner)).map_or("?", String::as_str);
+            let since = i.since.map_or(String::new(), |t| format!(" since={t}"));
             format!(
-                "owner={name}#{} expires_at={} fence={fence}",
+                "owner={name}#{} expires_at={} fence={fence}{since}",
                 i.n + 1,
                 i.expires_at
             )

@@ -40,12 +40,21 @@ pub fn land(cfg: &Config, s: &mut State, w: &Write) -> Answer {
         s.max_fence = Some(s.max_fence.map_or(f, |m| m.max(f)));
         Some(f)
     };
+    // `SET #since` only when stamped: an unstamped takeover keeps the old stamp (PutItem drops it).
+    let old_since = s.item.and_then(|i| i.since);
+    if !laravel && w.since.is_none() && old_since.is_some() {
+        s.seen |= event::STAMP_LEFT;
+    }
+    if w.since.is_some() {
+        s.seen |= event::STAMPED_ACQUIRED;
+    }
     let item = Item {
         owner: w.client,
         n: w.n,
         has_attempt: !laravel,
         expires_at: w.expires_at,
         fence,
+        since: if laravel { None } else { w.since.or(old_since) },
     };
     set_item(cfg, s, Some(item));
     Answer::Written {
@@ -86,6 +95,7 @@ fn kept(i: Item, past: Tick) -> Item {
         owner: NOBODY,
         has_attempt: false,
         expires_at: past,
+        since: None,
         ..i
     }
 }

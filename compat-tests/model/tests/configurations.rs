@@ -14,7 +14,7 @@ fn run(name: &str) -> Report {
     report
 }
 
-fn holds(name: &str) {
+fn holds(name: &str) -> Report {
     let r = run(name);
     for v in &r.verdicts {
         assert!(
@@ -26,6 +26,7 @@ fn holds(name: &str) {
             v.trace.join("\n")
         );
     }
+    r
 }
 
 fn fails(name: &str, property: &str) -> Report {
@@ -67,6 +68,29 @@ fn b_keep_fence_fences_never_go_back() {
     holds("b-keep-fence-ttl-in-sync");
 }
 
+/// The keep-fence release whose answer is lost, resent: the example shows the resend answered
+/// `not_held` while another holds, and no resend changes an item.
+#[test]
+fn b_a_resent_keep_fence_release_changes_nothing_and_answers_not_held() {
+    let name = "b-keep-fence-lost-release-answer";
+    let r = holds(name);
+    let trace = &r.verdict(prop::EX_RESENT_NOT_HELD).expect("verdict").trace;
+    assert!(
+        trace.iter().any(|l| l.contains("answers not_held")),
+        "{trace:?}"
+    );
+}
+
+#[test]
+fn l_a_handed_over_restored_handle_keeps_every_safety_property() {
+    holds("l-restore-lock-handed-over");
+}
+
+#[test]
+fn m_fairness_stamps_decide_nothing() {
+    holds("m-fair-wait-stamps");
+}
+
 /// A test per known breakage, `test: "configuration" => PROPERTY, …;`: each property named (a
 /// constant of `prop`) must have a counterexample there. `BROKEN` lists the configurations.
 macro_rules! breakages {
@@ -93,6 +117,8 @@ breakages! {
     h_stock_laravel_on_a_ddblock_key_sticks_and_deletes_a_ddblock_holders_lock:
         "h-mixed-laravel-stale" => RELEASE_LEAVES_NONE, RELEASE_OWN_ONLY, DDBLOCK_LOCK_KEPT;
     i_force_release_takes_a_live_holders_lock: "i-force-release" => ONE_HOLDER, DDBLOCK_LOCK_KEPT;
+    l_a_restorers_release_lets_another_in_while_the_first_process_believes_it_holds:
+        "l-restore-lock" => ONE_HOLDER;
 }
 
 /// Also a breakage, whose counterexample must show the stale read that causes it.
@@ -118,7 +144,10 @@ fn every_configuration_is_tested() {
         "k-refresh-racing-expiry",
         "b-keep-fence",
         "b-keep-fence-ttl-in-sync",
+        "b-keep-fence-lost-release-answer",
         "c-laravel-stale",
+        "l-restore-lock-handed-over",
+        "m-fair-wait-stamps",
     ];
     for c in configurations() {
         let tested = written.contains(&c.name) || BROKEN.contains(&c.name);
