@@ -11,21 +11,8 @@ mod common;
 use common::{on_servers, FaultyTable, Server};
 use ddblock::{AcquireOutcome, ErrorKind, ReleaseOutcome, Store, StoreConfigBuilder};
 use ddblock_fault_proxy::{FaultConfig, ACCESS_DENIED, FORWARDED_OK, REPLICATED_CONFLICT};
-use serde_json::{json, Map, Value};
-
-/// `DescribeTable`'s fields of a global table with replicas in two Regions and `consistency`
-/// (`None`: the field absent, which DynamoDB documents as eventual).
-fn global(consistency: Option<&str>) -> Map<String, Value> {
-    let mut m = Map::new();
-    m.insert(
-        "Replicas".into(),
-        json!([{"RegionName": "us-east-1"}, {"RegionName": "eu-west-1"}]),
-    );
-    if let Some(c) = consistency {
-        m.insert("MultiRegionConsistency".into(), c.into());
-    }
-    m
-}
+use ddblock_test_support::faulty::global_table;
+use serde_json::{Map, Value};
 
 /// The fault proxy describing the table with `describe`, with `sequence` scripted.
 fn faults(describe: Map<String, Value>, sequence: &[(&str, &[&str])]) -> FaultConfig {
@@ -53,7 +40,7 @@ fn acquired(o: AcquireOutcome) -> bool {
 async fn an_eventual_global_table_refuses_every_lock_operation(server: Server) {
     for consistency in [None, Some("EVENTUAL")] {
         let f = FaultyTable::new(server).await;
-        f.proxy.set_faults(faults(global(consistency), &[]));
+        f.proxy.set_faults(faults(global_table(consistency), &[]));
         let store = store_of(f.through());
         let lock = store.lock("mrec", 30).unwrap();
         let errors = [
@@ -94,7 +81,7 @@ async fn an_eventual_global_table_refuses_every_lock_operation(server: Server) {
 /// process and table (another store on it included), and each uncontended cycle after that is
 /// its two requests.
 async fn a_strong_or_single_region_table_locks_with_one_describe_per_process(server: Server) {
-    for describe in [global(Some("STRONG")), Map::new()] {
+    for describe in [global_table(Some("STRONG")), Map::new()] {
         let f = FaultyTable::new(server).await;
         f.proxy.set_faults(faults(describe, &[]));
         let lock = store_of(f.through()).lock("one", 30).unwrap();
@@ -141,7 +128,7 @@ async fn a_replicated_write_conflict_is_retried(server: Server) {
     let f = FaultyTable::new(server).await;
     let conflict = "replicated_conflict";
     f.proxy.set_faults(faults(
-        global(Some("STRONG")),
+        global_table(Some("STRONG")),
         &[
             ("UpdateItem", &[conflict, conflict]),
             ("DeleteItem", &[conflict]),
@@ -165,7 +152,7 @@ async fn a_replicated_write_conflict_is_retried(server: Server) {
     );
     assert_eq!(stats.count("DeleteItem", FORWARDED_OK), 1, "{stats:?}");
     f.proxy.set_faults(faults(
-        global(Some("STRONG")),
+        global_table(Some("STRONG")),
         &[("UpdateItem", &[conflict, conflict, conflict])],
     ));
     let err = lock.acquire().await.unwrap_err();

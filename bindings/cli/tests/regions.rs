@@ -8,22 +8,9 @@ mod common;
 
 use common::{json_of, Ctx, Server};
 use ddblock_fault_proxy::{FaultConfig, FORWARDED_OK, REPLICATED_CONFLICT};
-use ddblock_test_support::faulty::faulty;
-use serde_json::{json, Map, Value};
+use ddblock_test_support::faulty::{faulty, global_table};
+use serde_json::{json, Value};
 use tokio::runtime::Runtime;
-
-/// A global table's DescribeTable fields: replicas in two Regions, with `consistency`.
-fn global(consistency: Option<&str>) -> Map<String, Value> {
-    let mut m = Map::new();
-    m.insert(
-        "Replicas".into(),
-        json!([{"RegionName": "us-east-1"}, {"RegionName": "eu-west-1"}]),
-    );
-    if let Some(c) = consistency {
-        m.insert("MultiRegionConsistency".into(), c.into());
-    }
-    m
-}
 
 fn acquire(ctx: &Ctx, extra: &[&str]) -> (i32, Value) {
     let out = ctx
@@ -40,7 +27,7 @@ fn an_eventual_global_table_is_a_config_error_with_exit_1() {
     let base = Ctx::new(Server::Moto);
     let rt = Runtime::new().unwrap();
     let faults = FaultConfig {
-        describe_table: global(None),
+        describe_table: global_table(None),
         ..FaultConfig::default()
     };
     let proxy = rt.block_on(faulty(&base.endpoint, faults));
@@ -66,7 +53,7 @@ fn a_replicated_write_conflict_is_sent_again_by_a_try_once_acquire() {
     let base = Ctx::new(Server::Moto);
     let rt = Runtime::new().unwrap();
     let faults = FaultConfig {
-        describe_table: global(Some("STRONG")),
+        describe_table: global_table(Some("STRONG")),
         sequence: [(
             "UpdateItem".to_owned(),
             vec!["replicated_conflict".to_owned()],

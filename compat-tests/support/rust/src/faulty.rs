@@ -116,3 +116,18 @@ pub async fn s3_ignoring(upstream: &str, ignored: &[Ignored]) -> FaultyServer {
     });
     faulty(upstream, faults).await
 }
+
+/// `DescribeTable`'s fields of a global table with replicas in two Regions and `consistency`
+/// (`None`: the field absent, which DynamoDB documents as eventual), for the proxy's
+/// `describe_table` fault (no local server has global tables).
+pub fn global_table(consistency: Option<&str>) -> serde_json::Map<String, serde_json::Value> {
+    let mut m = serde_json::Map::new();
+    m.insert(
+        "Replicas".into(),
+        serde_json::json!([{"RegionName": "us-east-1"}, {"RegionName": "eu-west-1"}]),
+    );
+    if let Some(c) = consistency {
+        m.insert("MultiRegionConsistency".into(), c.into());
+    }
+    m
+}
