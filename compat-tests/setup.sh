@@ -274,7 +274,7 @@ part_qemu() {
         [[ $APT_UPDATED -eq 1 ]] || { log "apt-get update"; apt-get update -q; APT_UPDATED=1; }
         local debs
         debs="$(mktemp -d)"
-        (cd "$debs" && apt-get download -q "${QEMU_DEBS[@]/%/:arm64}" 2>&1 | grep -v "unsandboxed" || true)
+        (cd "$debs" && apt-get download -q "${QEMU_DEBS[@]/%/:arm64}")
         rm -rf "$QEMU_ROOT"
         mkdir -p "$QEMU_ROOT"
         for deb in "$debs"/*.deb; do dpkg -x "$deb" "$QEMU_ROOT"; done
