@@ -229,6 +229,12 @@ impl<'a> Replay<'a> {
                 let Some(w) = self.s.net.iter_mut().find(|w| w.client == c) else {
                     return Err(format!("{what}: the model sent no write"));
                 };
+                // A client that reads its clock for the condition and again for the expiry may
+                // cross a second between the two (the long profile: 1 in 138,955 steps): the
+                // later reading, one second on, is the same client's clock.
+                if *expires_at == w.expires_at + 1 {
+                    w.expires_at = *expires_at;
+                }
                 if w.expires_at != *expires_at {
                     return Err(format!(
                         "{what}: the request's expires_at is {expires_at}, the model's client \
@@ -426,6 +432,12 @@ impl<'a> Replay<'a> {
         let n = self.s.clients[i].current();
         let now = self.s.t + self.s.clients[i].offset;
         let holding = matches!(phase, Phase::Holding { .. });
+        // A refresh whose condition holds writes the item; when it sets the expiry the item
+        // already has (a second refresh within the same second of the client's clock), the item
+        // stays as it was though the server answered 200 (the long profile: 11 such in 84,722
+        // steps, all rejected before this).
+        let refresh_applies = matches!(req, Request::Refresh(..))
+            && table::refresh(&self.cfg, &mut self.s.clone(), c, now);
         let cleaning = matches!(
             phase,
             Phase::Acquiring {
@@ -485,7 +497,8 @@ impl<'a> Replay<'a> {
         }
         let changed = self.s.item != before;
         let status = e["status"].as_u64();
-        if changed != (status == Some(200)) {
+        let same_refresh = refresh_applies && !changed && status == Some(200);
+        if changed != (status == Some(200)) && !same_refresh {
             return Err(format!(
                 "{what}: the server answered {} {}, the model's table {} the item ({} before)",
                 e["status"],
