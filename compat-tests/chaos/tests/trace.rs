@@ -253,3 +253,36 @@ fn a_refresh_landing_after_the_release_passes_only_if_it_changes_nothing() {
     assert_eq!(r.rejected, 1, "{:?}", r.rejections);
     assert!(r.rejections[0].contains("journal #3"), "{:?}", r.rejections);
 }
+
+#[test]
+fn a_second_refresh_within_the_same_second_passes() {
+    // Both refreshes set the same expiry: the second writes the item as it was, answered 200
+    // (the long profile's first run rejected 11 such, before the validator allowed it).
+    let mut second = refresh(2, "alice", 200);
+    second["seq"] = json!(3);
+    let journal = [
+        acquire(0, "alice", "a1", 200, fence(0), "answered"),
+        refresh(2, "alice", 200),
+        second,
+        release(4, "alice", 200),
+    ];
+    let cycles = [cycle("alice", "rust", "acquired", Some("released"))];
+    let r = run(&journal, &cycles);
+    assert_eq!(r.rejected, 0, "{:?}", r.rejections);
+}
+
+#[test]
+fn an_acquire_whose_expiry_was_read_a_second_later_passes_and_two_seconds_do_not() {
+    let with_expiry = |later: i64| {
+        let mut a = acquire(0, "alice", "a1", 200, fence(0), "answered");
+        a["request"]["ExpressionAttributeValues"][":expires_at"] =
+            json!({"N": (T0 + TTL + later).to_string()});
+        [a, release(2, "alice", 200)]
+    };
+    let cycles = [cycle("alice", "php", "acquired", Some("released"))];
+    let r = run(&with_expiry(1), &cycles);
+    assert_eq!(r.rejected, 0, "{:?}", r.rejections);
+    let r = run(&with_expiry(2), &cycles);
+    assert_eq!(r.rejected, 1, "{:?}", r.rejections);
+    assert!(r.rejections[0].contains("expires_at"), "{:?}", r.rejections);
+}
