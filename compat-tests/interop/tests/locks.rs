@@ -130,6 +130,11 @@ async fn php_releases_rust_lock(t: &Interop) {
     );
     assert!(t.raw(&key).await.is_none(), "item still there");
     assert_eq!(lock.current_holder().await.unwrap(), None);
+    // Rust's handle still holds its lease: its release's first send finds the lock gone, which it
+    // cannot tell from a force-release under it, so it reports the lease lost (semantics.md,
+    // "Releasing"); a handle that hands its owner over should not release it again.
+    let lost = lock.release().await.unwrap_err();
+    assert_eq!(lost.kind(), ddblock::ErrorKind::LeaseLost, "{lost}");
     assert_eq!(lock.release().await.unwrap(), ReleaseOutcome::NotHeld);
     assert!(lock.acquire().await.unwrap().is_acquired());
 }
