@@ -12,11 +12,8 @@
 
 use std::collections::HashMap;
 use std::fs;
-use std::io::Write;
-use std::net::TcpListener;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitCode, Stdio};
+use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use ddblock::{Clock, Store, StoreConfig, SystemClock};
@@ -25,94 +22,11 @@ use ddblock_chaos::checker::{check, check_metrics, Cycle, GroupReport, Keys, Loc
 use ddblock_chaos::guarded::resource_key;
 use ddblock_chaos::peers::{answer_problem, read_records, worker_commands, PREFIX};
 use ddblock_chaos::profile::{Profile, INJECTIONS};
-use ddblock_chaos::server::ServerKind;
+use ddblock_chaos::server::{free_port, kill_group, start_server, Group, ServerKind};
 use ddblock_chaos::trace::{validate_run, TraceReport};
 use ddblock_fault_proxy::FaultConfig;
 use ddblock_test_support::faulty::try_faulty;
 use ddblock_test_support::{client_for, repo_root};
-
-/// Children in their own process groups, killed (the whole group) when dropped.
-struct Group(Vec<(String, Child)>);
-
-impl Group {
-    fn spawn(&mut self, label: &str, mut cmd: Command) -> std::io::Result<()> {
-        let child = cmd.process_group(0).spawn()?;
-        self.0.push((label.to_owned(), child));
-        Ok(())
-    }
-
-    /// Spawns a peer, writes its one request line and closes its stdin (the peer answers, then
-    /// exits at the end of its input).
-    fn spawn_peer(&mut self, label: &str, cmd: Command, request: &str) -> std::io::Result<()> {
-        self.spawn(label, cmd)?;
-        let child = &mut self.0.last_mut().expect("just spawned").1;
-        let mut stdin = child.stdin.take().expect("stdin piped");
-        stdin.write_all(request.as_bytes())
-    }
-}
-
-impl Drop for Group {
-    fn drop(&mut self) {
-        for (_, c) in &mut self.0 {
-            kill_group(c);
-        }
-    }
-}
-
-fn kill_group(c: &mut Child) {
-    // The child leads its own process group (`process_group(0)`): `kill -s KILL -- -PGID`.
-    let _ = Command::new("kill")
-        .args(["-s", "KILL", "--", &format!("-{}", c.id())])
-        .stderr(Stdio::null())
-        .status();
-    let _ = c.wait();
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
-}
-
-fn wait_for_port(port: u16, within: Duration) -> bool {
-    let end = Instant::now() + within;
-    while Instant::now() < end {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    false
-}
-
-/// Starts `kind` on `port` with its data in `data` and its log in `log`, and waits until it
-/// answers; `what` (`start`, `restart`) names the step in errors.
-fn start_server(
-    servers: &mut Group,
-    kind: ServerKind,
-    port: u16,
-    data: &Path,
-    log: &Path,
-    what: &str,
-) -> Result<(), String> {
-    let name = kind.name();
-    let cmd = kind.command(&repo_root(), port, data, log)?;
-    servers
-        .spawn(name, cmd)
-        .map_err(|e| format!("cannot {what} {name} (run compat-tests/setup.sh): {e}"))?;
-    if !wait_for_port(port, Duration::from_secs(30)) {
-        let said = fs::read_to_string(log).unwrap_or_default();
-        let tail: Vec<&str> = said.lines().rev().take(10).collect();
-        let tail: Vec<&str> = tail.into_iter().rev().collect();
-        return Err(format!(
-            "{name} did not answer after its {what}; the end of {}:\n{}",
-            log.display(),
-            tail.join("\n")
-        ));
-    }
-    Ok(())
-}
 
 struct Args {
     profile: Profile,
