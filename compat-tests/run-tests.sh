@@ -28,7 +28,7 @@ cd "$ROOT"
 # STEPS, in the order it should run.
 step_fmt() { cargo fmt --all -- --check; }
 step_clippy() { cargo clippy --workspace --all-targets -- -D warnings; }
-step_test() { cargo test --workspace; }
+step_test() { cargo test --workspace --no-fail-fast; }  # every failing binary reported, not the first
 step_php() { bash compat-tests/laravel/selftest.sh; }
 step_python() { bindings/python/test.sh; }
 step_node() { bash bindings/node/test.sh; }

@@ -13,7 +13,7 @@ use common::laravel::Php;
 use common::{json_of, on_servers, scratch, unique, Ctx, Server};
 use serde_json::Value;
 
-/// `ddblock ARGS`, under `faketime -f SKEW` when `skew` is given.
+/// `ddblock ARGS`, under `compat-tests/support/skew SKEW` (libfaketime) when `skew` is given.
 fn ddblock(ctx: &Ctx, skew: Option<&str>, args: &[&str]) -> StdCommand {
     let mut c = ctx.skewed(skew);
     c.args(args);
@@ -219,7 +219,7 @@ fn workers_with_one_clock_two_seconds_off_never_overlap(server: Server) {
     assert_eq!(ahead, 0, "a worker 2 s ahead overlapped another");
 }
 
-/// `ddblock --json doctor --no-scan` under `faketime -f SKEW` (none when `None`): the exit status
+/// `ddblock --json doctor --no-scan` under `compat-tests/support/skew SKEW` (libfaketime) (none when `None`): the exit status
 /// and the report.
 fn doctor(ctx: &Ctx, skew: Option<&str>, margin: Option<&str>) -> (i32, Value) {
     let mut args = vec!["--json"];

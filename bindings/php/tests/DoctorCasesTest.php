@@ -135,7 +135,7 @@ final class DoctorCasesTest extends TestCase
     }
 
     /**
-     * `php artisan ddblock:doctor --json` under `faketime -f SKEW` (the app's own layout).
+     * `php artisan ddblock:doctor --json` under `compat-tests/support/skew SKEW` (libfaketime) (the app's own layout).
      *
      * @dataProvider clockSkewCases
      */

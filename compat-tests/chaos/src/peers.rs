@@ -75,10 +75,8 @@ pub fn worker_commands(
         };
         let mut cmd = match skew {
             Some(s) => {
-                let mut c = Command::new("faketime");
-                c.args(["-f", s])
-                    .arg(&program)
-                    .env("DONT_FAKE_MONOTONIC", "1");
+                let mut c = Command::new(ddblock_test_support::skew_script());
+                c.arg(s).arg(&program);
                 c
             }
             None => Command::new(&program),

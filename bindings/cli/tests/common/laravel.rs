@@ -25,7 +25,7 @@ impl Php {
         Self::start_skewed(ctx, layout, prefix, None)
     }
 
-    /// The same, its wall clock `skew` off (`faketime -f SKEW`, e.g. "+2s"; monotonic clocks
+    /// The same, its wall clock `skew` off (`compat-tests/support/skew SKEW` (libfaketime), e.g. "+2s"; monotonic clocks
     /// are left alone) when given.
     pub fn start_skewed(ctx: &Ctx, layout: &str, prefix: &str, skew: Option<&str>) -> Php {
         let mut env = PeerEnv::new(&ctx.endpoint, &ctx.table, layout, prefix, "laravel");

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use assert_cmd::Command;
 use ddblock::aws_sdk_dynamodb::types::AttributeValue;
 use ddblock::aws_sdk_dynamodb::Client;
-use ddblock_test_support::{put_raw_item, raw_item};
+use ddblock_test_support::{put_raw_item, raw_item, skew_script};
 use serde_json::Value;
 
 // Not every test file runs on both servers (`on_servers`): s3.rs and bad_input.rs run on moto.
@@ -132,14 +132,14 @@ impl Ctx {
             .env("AWS_EC2_METADATA_DISABLED", "true");
     }
 
-    /// `ddblock` under `faketime -f SKEW` when `skew` is given, with this context's environment.
+    /// `ddblock` under `compat-tests/support/skew SKEW` (libfaketime) when `skew` is given, with this context's environment.
     /// Monotonic clocks are left alone (`DONT_FAKE_MONOTONIC`): only the wall clock, which lock
     /// expiry is judged by, is skewed.
     pub fn skewed(&self, skew: Option<&str>) -> StdCommand {
         let mut c = match skew {
             Some(s) => {
-                let mut c = StdCommand::new("faketime");
-                c.args(["-f", s]).arg(bin()).env("DONT_FAKE_MONOTONIC", "1");
+                let mut c = StdCommand::new(skew_script());
+                c.arg(s).arg(bin());
                 c
             }
             None => StdCommand::new(bin()),

@@ -109,7 +109,8 @@ final class TestApp
 
     /**
      * `php artisan ARGS` in a subprocess (tests/Support/artisan.php) for an app with `$cache` and
-     * `$ddblock`, under `faketime -f $skew` when given: [exit status, stdout, stderr]. A string
+     * `$ddblock`, under `compat-tests/support/skew $skew` (libfaketime) when given: [exit status,
+     * stdout, stderr]. A string
      * `$command` is a shell line, run by bash with `php artisan` meaning this app's artisan.
      *
      * @param  array<string, mixed>  $cache
@@ -126,10 +127,10 @@ final class TestApp
             $command
         )] : array_merge([PHP_BINARY, $script], $command);
         if ($skew !== null) {
-            $command = array_merge(['faketime', '-f', $skew], $command);
+            // Only the wall clock is faked: the SDK's and PHP's timers keep the real monotonic clock.
+            $command = array_merge([dirname(__DIR__, 4) . '/compat-tests/support/skew', $skew], $command);
         }
-        // Only the wall clock is faked: the SDK's and PHP's timers keep the real monotonic clock.
-        $env = getenv() + ['DONT_FAKE_MONOTONIC' => '1'];
+        $env = getenv();
         $env['DDBLOCK_TEST_APP'] = json_encode(['cache' => $cache, 'ddblock' => $ddblock], JSON_THROW_ON_ERROR);
         $process = proc_open($command, [1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes, null, $env);
         if (! is_resource($process)) {

@@ -29,7 +29,7 @@ pub struct PeerEnv {
     pub prefix: String,
     /// `DDB_DRIVER`: `laravel` (Laravel's own lock) or `ddblock` (the driver, `bindings/php`).
     pub driver: String,
-    /// A wall clock this far off (`faketime -f SKEW`, e.g. `+2s`; monotonic clocks are left
+    /// A wall clock this far off (`compat-tests/support/skew SKEW` (libfaketime), e.g. `+2s`; monotonic clocks are left
     /// alone), or `None`.
     pub skew: Option<String>,
 }
@@ -61,8 +61,8 @@ pub fn harness() -> PathBuf {
 pub fn command(env: &PeerEnv) -> Command {
     let mut cmd = match &env.skew {
         Some(skew) => {
-            let mut c = Command::new("faketime");
-            c.args(["-f", skew, "php"]).env("DONT_FAKE_MONOTONIC", "1");
+            let mut c = Command::new(crate::skew_script());
+            c.args([skew, "php"]);
             c
         }
         None => Command::new("php"),

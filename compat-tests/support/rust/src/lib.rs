@@ -113,6 +113,12 @@ pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../..")
 }
 
+/// `compat-tests/support/skew`: `skew OFFSET COMMAND...` runs the command with its wall clock
+/// OFFSET off (libfaketime preloaded; the monotonic clock left real).
+pub fn skew_script() -> PathBuf {
+    repo_root().join("compat-tests/support/skew")
+}
+
 /// Checks that file `name` (from the repository root) holds `want` between the markers `begin`
 /// and `end`, or writes it there when `DDBLOCK_BLESS` is set; `bless` is the command that does.
 pub fn generated(name: &str, begin: &str, end: &str, want: &str, bless: &str) {
