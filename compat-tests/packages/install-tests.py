@@ -259,11 +259,18 @@ class Run:
         node = ["node"] if cpu == "x64" else self.qemu(ARM64_NODE)
         app = self.scratch / f"app-{cpu}"
         app.mkdir()
-        (app / "package.json").write_text('{"name": "app", "private": true}\n', encoding="utf-8")
+        # The platform tarball as the app's optional dependency, as the main package names it:
+        # npm installs it only for a matching os/cpu, here the one --cpu/--os say (npm's own
+        # override, for installing for another machine), and takes it for the main package's
+        # optional dependency, as it would take it from the registry.
+        app_json = {
+            "name": "app",
+            "private": True,
+            "optionalDependencies": {f"ddblock-linux-{cpu}-gnu": f"file:{platform}"},
+        }
+        (app / "package.json").write_text(json.dumps(app_json), encoding="utf-8")
         env = self.env(DYNAMODB_CACHE_TABLE=f"{self.table}_js_{cpu}")
         t = time.monotonic()
-        # Both tarballs at once: npm takes the platform package given here for the main
-        # package's optional dependency, as it would take it from the registry.
         self.sh(
             [
                 "npm",
@@ -275,7 +282,6 @@ class Run:
                 f"--cpu={cpu}",
                 "--os=linux",
                 str(main),
-                str(platform),
             ],
             env,
             cwd=app,
