@@ -6,7 +6,8 @@
 #                                         # chosen steps need; the demo for base, php, servers)
 #
 # Parts: base (curl, python3, node, npm, faketime), php, servers (moto, dynalite, DynamoDB Local), fuzz,
-# package (Debian's Composer and shellcheck, for ./package.sh), qemu (aarch64 artifacts run here).
+# package (Debian's Composer and shellcheck, for ./package.sh), qemu (aarch64 artifacts run here:
+# QEMU, Debian's arm64 C runtime and CPython, npm's arm64 Node).
 # What each installs:
 #   - moto (DynamoDB emulator, Python) into compat-tests/.venv, pinned by
 #     compat-tests/requirements.txt
