@@ -243,7 +243,7 @@ class Run:
             [
                 *python,
                 "-c",
-                "import ddblock, os, platform; print(platform.machine(), ddblock.__file__)",
+                "import ddblock, platform; print(platform.machine(), ddblock.__file__)",
             ],
             env,
         )
