@@ -308,6 +308,37 @@ class Run:
         return f"{main.name} + {platform.name}, {size:.1f} MB, npm install {install_s:.1f} s"
 
     # --- PHP -------------------------------------------------------------------------------------
+    def cold_start(self, triple: str) -> str:
+        """compat-tests/packages/cold_start.py on what python() and node() installed: the Python
+        and Node pairs (boto3 from compat-tests/.venv, the SDK v3 from compat-tests/); the Rust
+        pair wants a raw SDK program built as the CLI is, which this run does not build."""
+        arch, cpu = triple.split("-")[0], RUNTIMES[triple]
+        (cli,) = (self.scratch / "cli" / triple).glob("*/ddblock")
+        out = self.sh(
+            [
+                sys.executable,
+                str(ROOT / "compat-tests/packages/cold_start.py"),
+                "--python",
+                str(self.scratch / f"venv-{arch}/bin/python"),
+                "--boto3-python",
+                str(ROOT / "compat-tests/.venv/bin/python"),
+                "--node",
+                str(self.scratch / f"app-{cpu}"),
+                "--node-sdk",
+                str(ROOT / "compat-tests"),
+                "--cli",
+                str(cli),
+                "--endpoint",
+                self.url,
+                "--only",
+                "python,node",
+            ],
+            env=dict(os.environ),
+            timeout=900,
+        )
+        print(out.rstrip(), flush=True)
+        return ""
+
     def php(self) -> str:
         archive = self.one("ddblock-laravel-*.zip")
         version = archive.name.removeprefix("ddblock-laravel-").removesuffix(".zip")
@@ -447,6 +478,10 @@ def main(argv: list[str]) -> int:
                 functools.partial(run.node, triple),
             )
         if "x86_64-unknown-linux-gnu" in targets:
+            run.check(
+                "cold start x86_64-unknown-linux-gnu: Python and Node against boto3 and the SDK v3",
+                functools.partial(run.cold_start, "x86_64-unknown-linux-gnu"),
+            )
             run.check(
                 "php: Composer installs the archive as docs/php.md says; ApplicationTest", run.php
             )
