@@ -120,7 +120,7 @@ impl Admin {
         progress: impl Fn(&ScanProgress) + Send + Sync,
     ) -> Result<DoctorReport> {
         let mut report = self.table_doctor(opts, progress).await?;
-        if let Some(bucket) = crate::s3_requests::Bucket::of(&self.store).await {
+        if let Some(bucket) = crate::s3_requests::Bucket::of(&self.store).await? {
             let (checks, probed) = s3_probe::probe(&bucket).await;
             report.checks.extend(checks);
             report.s3 = Some(probed);

@@ -19,13 +19,16 @@ pub(crate) struct Bucket {
 
 impl Bucket {
     /// The bucket of `store`, `None` when its locks live in the table.
-    pub(crate) async fn of(store: &Store) -> Option<Bucket> {
+    pub(crate) async fn of(store: &Store) -> ddblock::Result<Option<Bucket>> {
         let cfg = store.config().clone();
-        Some(Bucket {
-            name: cfg.s3_bucket()?.to_owned(),
-            client: store.s3_client().await?,
+        let (Some(name), Some(client)) = (cfg.s3_bucket(), store.s3_client().await?) else {
+            return Ok(None);
+        };
+        Ok(Some(Bucket {
+            name: name.to_owned(),
+            client,
             cfg,
-        })
+        }))
     }
 
     /// The configuration.

@@ -22,9 +22,12 @@ pub fn item_view(cfg: &StoreConfig, item: &Item) -> ItemView {
 
 impl Store {
     /// The S3 client of the s3 lock backend (built now if needed), `None` when locks live in the
-    /// table.
-    pub async fn s3_client(&self) -> Option<S3Client> {
-        Some(self.bucket()?.client().await)
+    /// table; an error when it cannot be built (no root certificates).
+    pub async fn s3_client(&self) -> Result<Option<S3Client>> {
+        match self.bucket() {
+            Some(bucket) => bucket.client().await.map(Some),
+            None => Ok(None),
+        }
     }
 
     /// One DescribeTable request and what its answer's `Date` header shows of this host's clock

@@ -7,7 +7,7 @@ pub(crate) mod fault;
 pub(crate) mod regions;
 
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use arc_swap::ArcSwapOption;
 use aws_config::retry::RetryConfig;
@@ -15,6 +15,7 @@ use aws_config::timeout::TimeoutConfig;
 use aws_config::SdkConfig;
 
 use crate::config::StoreConfig;
+use crate::error::{Error, Result};
 
 /// The SDK behaviour version ddblock is built against, named, never `latest()`: a newer SDK's
 /// "latest" may change retries and timeouts under ddblock's own retry and unknown-outcome rules
@@ -68,6 +69,59 @@ pub(crate) async fn sdk_config(cfg: &StoreConfig) -> SdkConfig {
         loader = loader.retry_config(RetryConfig::standard().with_max_attempts(n));
     }
     loader.load().await
+}
+
+/// Whether the SDK's HTTPS client will find root certificates, checked once per process before
+/// a client is built. The client reads the system's store when it is built, even for an
+/// `http://` endpoint (rustls-native-certs: `SSL_CERT_FILE` and `SSL_CERT_DIR` when either is
+/// set, else OpenSSL's usual places), and panics when it finds none (aws-smithy-http-client 1.5,
+/// `rustls_root_certs`: "no valid root certificates parsed"): a scratch container, or a
+/// distroless image without its CA bundle. This tells the caller what to install instead.
+pub(crate) fn root_certificates() -> Result<()> {
+    static FOUND: OnceLock<bool> = OnceLock::new();
+    if *FOUND.get_or_init(roots_present) {
+        return Ok(());
+    }
+    Err(Error::Config(
+        "no root certificates for TLS: none at SSL_CERT_FILE or SSL_CERT_DIR, nor in the system's \
+         usual places (/etc/ssl/certs, /etc/pki/tls/certs, ...); the AWS SDK's HTTPS client needs \
+         them, even for an http:// endpoint. Install the CA bundle (the ca-certificates package \
+         on Debian, Ubuntu, Alpine and Amazon Linux; in a scratch image, copy \
+         /etc/ssl/certs/ca-certificates.crt in) or point SSL_CERT_FILE at a PEM bundle"
+            .to_owned(),
+    ))
+}
+
+/// Whether rustls-native-certs would find a certificate file or a non-empty folder of them,
+/// looking where it looks (its `load_native_certs`, unix.rs).
+#[cfg(all(unix, not(target_vendor = "apple")))]
+fn roots_present() -> bool {
+    use std::path::PathBuf;
+    let file = std::env::var_os("SSL_CERT_FILE").map(PathBuf::from);
+    let dirs: Vec<PathBuf> = std::env::var_os("SSL_CERT_DIR")
+        .map(|d| {
+            std::env::split_paths(&d)
+                .filter(|p| !p.as_os_str().is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
+    // Either variable set: those paths only, as rustls-native-certs does; else openssl-probe's.
+    let (file, dirs) = if file.is_some() || !dirs.is_empty() {
+        (file, dirs)
+    } else {
+        let probe = openssl_probe::probe();
+        (probe.cert_file, probe.cert_dir)
+    };
+    file.is_some_and(|f| f.is_file())
+        || dirs
+            .iter()
+            .any(|d| std::fs::read_dir(d).is_ok_and(|mut entries| entries.next().is_some()))
+}
+
+/// macOS and Windows: the platform's own store, which always exists.
+#[cfg(not(all(unix, not(target_vendor = "apple"))))]
+fn roots_present() -> bool {
+    true
 }
 
 /// A value built once per process: a forked child inherits the parent's client, whose

@@ -26,13 +26,16 @@ impl ClientCell {
     pub(super) async fn get(&self, cfg: &StoreConfig) -> Result<Client> {
         match self {
             ClientCell::Fixed(c) => Ok(c.clone()),
-            ClientCell::Lazy(cell) => Ok(cell
-                .get_or_build(|| async {
-                    Client::from_conf(
-                        aws_sdk_dynamodb::config::Builder::from(&sdk_config(cfg).await).build(),
-                    )
-                })
-                .await),
+            ClientCell::Lazy(cell) => {
+                crate::aws::root_certificates()?;
+                Ok(cell
+                    .get_or_build(|| async {
+                        Client::from_conf(
+                            aws_sdk_dynamodb::config::Builder::from(&sdk_config(cfg).await).build(),
+                        )
+                    })
+                    .await)
+            }
         }
     }
 }

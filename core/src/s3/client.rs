@@ -6,14 +6,17 @@ use aws_sdk_s3::Client;
 
 use crate::aws::{sdk_config, PerProcess};
 use crate::config::StoreConfig;
+use crate::error::Result;
 
 /// This backend's client, built lazily per process.
 #[derive(Debug, Default)]
 pub(super) struct ClientCell(PerProcess<Client>);
 
 impl ClientCell {
-    pub(super) async fn get(&self, cfg: &StoreConfig) -> Client {
-        self.0
+    pub(super) async fn get(&self, cfg: &StoreConfig) -> Result<Client> {
+        crate::aws::root_certificates()?;
+        Ok(self
+            .0
             .get_or_build(|| async {
                 // A custom endpoint (MinIO, moto, LocalStack) serves buckets as paths, not
                 // subdomains.
@@ -24,6 +27,6 @@ impl ClientCell {
                         .build(),
                 )
             })
-            .await
+            .await)
     }
 }

@@ -65,7 +65,7 @@ impl Bucket {
         self.inner.cfg.clock.now()
     }
 
-    pub(crate) async fn client(&self) -> S3Client {
+    pub(crate) async fn client(&self) -> crate::error::Result<S3Client> {
         self.inner.client.get(&self.inner.cfg).await
     }
 }

@@ -64,7 +64,7 @@ impl Bucket {
         let c = self.config();
         let res = self
             .client()
-            .await
+            .await?
             .get_object()
             .bucket(self.name())
             .key(checked(key)?)
@@ -108,7 +108,7 @@ impl Bucket {
     async fn put(&self, key: &str, object: &LockObject, etag: Option<&str>) -> Result<Put> {
         let req = self
             .client()
-            .await
+            .await?
             .put_object()
             .bucket(self.name())
             .key(checked(key)?)
@@ -130,7 +130,7 @@ impl Bucket {
     pub(crate) async fn delete_if(&self, key: &str, etag: &str) -> Result<Delete> {
         let res = self
             .client()
-            .await
+            .await?
             .delete_object()
             .bucket(self.name())
             .key(checked(key)?)
@@ -148,7 +148,7 @@ impl Bucket {
     /// Deletes the lock object whatever it holds (force release).
     pub(crate) async fn delete(&self, key: &str) -> Result<()> {
         self.client()
-            .await
+            .await?
             .delete_object()
             .bucket(self.name())
             .key(checked(key)?)
