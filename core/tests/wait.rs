@@ -207,9 +207,15 @@ async fn looks_are_eventually_consistent_and_a_stale_one_costs_time(server: Serv
     // The refused first write and the winning one: the stale looks cost no write.
     assert_eq!(s.total("UpdateItem"), 2, "{s:?}");
     let late = acquired.saturating_duration_since(released);
-    assert!(late >= Duration::from_millis(1_200), "acquired {late:?} after the release");
+    assert!(
+        late >= Duration::from_millis(1_200),
+        "acquired {late:?} after the release"
+    );
     assert!(lock.release().await.unwrap().is_released());
-    assert!(!lock.is_locked().await.unwrap(), "a consistent read sees it free");
+    assert!(
+        !lock.is_locked().await.unwrap(),
+        "a consistent read sees it free"
+    );
 }
 
 on_servers!(
