@@ -1,5 +1,5 @@
-//! Waiting for a held lock (issue 14): a waiter watches the lock with consistent reads and writes
-//! only when it looks free; waiters of one process on one key share one watcher, and a release in
+//! Waiting for a held lock (issue 14): a waiter watches the lock with eventually consistent reads
+//! and writes only when it looks free; waiters of one process on one key share one watcher, and a release in
 //! the process wakes the next waiter at once. Requests are counted by the fault proxy in front of
 //! moto and dynalite.
 
@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use common::{on_servers, FaultyTable, Server};
 use ddblock::{AcquireOutcome, Backoff, Store};
-use ddblock_fault_proxy::Stats;
+use ddblock_fault_proxy::{FaultConfig, Stats};
 
 /// A fixed pause between looks (no jitter), so request counts are predictable.
 const EVERY_100MS: Backoff = Backoff {
@@ -63,7 +63,7 @@ async fn requests_while_held(f: &FaultyTable, n: usize, hold: Duration) -> (Stat
 }
 
 /// Eight waiters in one process on a lock held elsewhere send about as many requests as one:
-/// one of them watches (one write, then a consistent read per pause), the others queue. The two
+/// one of them watches (one write, then a look per pause), the others queue. The two
 /// runs go side by side (each through its own proxy) so that both see the same machine load.
 async fn local_waiters_share_one_watcher(server: Server) {
     let (f1, f8) = (
@@ -164,7 +164,62 @@ async fn a_remote_release_is_seen_by_a_read_then_one_write(server: Server) {
     assert!(lock.release().await.unwrap().is_released());
 }
 
+/// A waiter's looks are eventually consistent reads (half the price of a consistent one): a
+/// stale look, showing a released lock still held, costs time, never the lock. The reads that
+/// answer the caller (`is_locked`) stay consistent.
+async fn looks_are_eventually_consistent_and_a_stale_one_costs_time(server: Server) {
+    let f = FaultyTable::new(server).await;
+    // Every eventual read of an item written in the last 1.5 s shows it as it was 1.5 s before.
+    f.proxy.set_faults(FaultConfig {
+        stale_ms: 1_500,
+        stale_min_ms: 1_500,
+        stale_probability: 1.0,
+        seed: 1,
+        ..FaultConfig::default()
+    });
+    // Another process, through the same proxy (so that it sees the holder's writes): the same
+    // endpoint spelt with a slash is another endpoint to the waiter's process.
+    let other = f.through().endpoint(format!("{}/", f.proxy.endpoint));
+    let holder = Store::new(other.build().unwrap()).lock("hot", 30).unwrap();
+    assert!(holder.acquire().await.unwrap().is_acquired());
+    // Past the staleness of the holder's write: no look shows the lock free while it is held.
+    tokio::time::sleep(Duration::from_millis(1_600)).await;
+    let lock = counted(&f, EVERY_100MS).lock("hot", 30).unwrap();
+    f.proxy.reset();
+    let h = holder.clone();
+    let releaser = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(450)).await;
+        assert!(h.release().await.unwrap().is_released());
+        Instant::now()
+    });
+    let out = lock
+        .acquire_within(Some(Duration::from_secs(10)))
+        .await
+        .unwrap();
+    let acquired = Instant::now();
+    assert!(out.is_acquired(), "{out:?}");
+    // A consistent read sees the new holder (an eventual one would show the lock free).
+    assert!(lock.is_locked().await.unwrap());
+    let released = releaser.await.unwrap();
+    let s = f.proxy.stats();
+    assert!(s.eventual_reads >= 2, "the looks: {s:?}");
+    assert!(s.count("GetItem", "stale_served") >= 1, "{s:?}");
+    // The refused first write and the winning one: the stale looks cost no write.
+    assert_eq!(s.total("UpdateItem"), 2, "{s:?}");
+    let late = acquired.saturating_duration_since(released);
+    assert!(
+        late >= Duration::from_millis(1_200),
+        "acquired {late:?} after the release"
+    );
+    assert!(lock.release().await.unwrap().is_released());
+    assert!(
+        !lock.is_locked().await.unwrap(),
+        "a consistent read sees it free"
+    );
+}
+
 on_servers!(
+    looks_are_eventually_consistent_and_a_stale_one_costs_time,
     local_waiters_share_one_watcher,
     a_local_release_wakes_the_next_waiter_at_once,
     a_remote_release_is_seen_by_a_read_then_one_write,

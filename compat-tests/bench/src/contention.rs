@@ -46,7 +46,8 @@ pub struct ContentionRow {
     /// Reads per acquisition as DynamoDB would see them (dynalite's extra read after a refused
     /// write, where it ignores ALL_OLD, left out).
     pub reads_per_acq: f64,
-    /// Consistent reads count one read unit, Laravel's eventually consistent release read half.
+    /// Consistent reads count one read unit, eventually consistent ones (the proxy's
+    /// `eventual_reads`: Laravel's release read, ddblock's looks) half.
     pub read_units_per_acq: f64,
     pub handoff_median_ms: f64,
     pub handoff_p99_ms: f64,
@@ -224,7 +225,7 @@ pub async fn run_side(
         }
     };
     let stats = proxy.stats();
-    let mut row = summarize(side, workers, &per_worker, &stats, until, mixed.as_ref());
+    let mut row = summarize(side, workers, &per_worker, &stats, until);
     row.mixed = mixed;
     row.histograms = histograms;
     Ok(row)
@@ -373,7 +374,6 @@ fn summarize(
     per_worker: &[Vec<Want>],
     stats: &ddblock_fault_proxy::Stats,
     until: f64,
-    mixed: Option<&MixedFigures>,
 ) -> ContentionRow {
     let mut held: Vec<&Want> = per_worker.iter().flatten().filter(|w| w.acquired).collect();
     held.sort_by(|a, b| a.t_acq.unwrap_or(0.0).total_cmp(&b.t_acq.unwrap_or(0.0)));
@@ -403,16 +403,11 @@ fn summarize(
     // dynalite ignores ALL_OLD, so ddblock reads the holder once after each refused write;
     // DynamoDB returns it with the refusal.
     let reads = gets.saturating_sub(refused_updates) as f64;
-    // Laravel reads once per release, eventually consistent (half a unit); ddblock's reads are
-    // consistent. The mixed run's proxy sees both: Laravel's are one per Laravel acquisition.
-    let read_units = match (side, mixed) {
-        (Side::Laravel | Side::LaravelOneShot, _) => reads * 0.5,
-        (Side::Mixed, Some(m)) => {
-            let lar = (m.laravel.acquisitions as f64).min(reads);
-            (reads - lar) + lar * 0.5
-        }
-        _ => reads,
-    };
+    // Read units as DynamoDB prices them: a consistent read one, an eventually consistent read
+    // half. The proxy counts which reads asked for no consistency: Laravel's release read, and
+    // ddblock's looks while it waits.
+    let eventual = (stats.eventual_reads as f64).min(reads);
+    let read_units = (reads - eventual) + 0.5 * eventual;
     let per = |x: f64| x / acquisitions as f64;
     let wru_eq = per(writes as f64) + per(read_units) * RRU_PRICE / WRU_PRICE;
     ContentionRow {

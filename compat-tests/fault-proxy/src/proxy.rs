@@ -35,6 +35,9 @@ pub(crate) async fn handle(sh: &Shared, req: Request) -> Reply {
         _ => None,
     };
     let reads = body.as_ref().map_or(0, |b| count_eventual_reads(&op, b));
+    if reads > 0 {
+        sh.counters.add_eventual_reads(reads);
+    }
     let plan = sh.planner.draw(&cfg, &op, reads);
 
     if let Some(reply) = faults::before_forward(sh, &cfg, &plan, &op).await {

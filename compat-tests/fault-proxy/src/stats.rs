@@ -38,6 +38,10 @@ pub const UPSTREAM_UNREACHABLE: &str = "upstream_unreachable";
 pub struct Stats {
     /// Counts per operation name (e.g. `PutItem`), then per outcome (e.g. `forwarded_ok`).
     pub ops: BTreeMap<String, BTreeMap<String, u64>>,
+    /// Key reads asked for without `ConsistentRead: true` (GetItem, each key of a BatchGetItem),
+    /// whatever their outcome: what DynamoDB prices at half a read unit.
+    #[serde(default)]
+    pub eventual_reads: u64,
 }
 
 impl Stats {
@@ -92,6 +96,11 @@ impl Counters {
             .or_default()
             .entry(outcome.to_string())
             .or_default() += 1;
+    }
+
+    pub(crate) fn add_eventual_reads(&self, n: usize) {
+        let mut s = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        s.eventual_reads += n as u64;
     }
 
     pub(crate) fn snapshot(&self) -> Stats {

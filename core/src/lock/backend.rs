@@ -98,6 +98,15 @@ pub(crate) trait LockBackend: Send + Sync + fmt::Debug {
     /// Who holds the lock item (strongly consistent), expired or not; `None` when there is none.
     fn read<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Holder>>>;
 
+    /// A waiter's look at the lock while it waits: who holds it, as [`LockBackend::read`], but
+    /// it decides nothing (the acquire write does), so a backend may answer from a replica that
+    /// lags (DynamoDB: an eventually consistent read, half a read unit). A stale look costs time
+    /// (a lock seen held that is free: the next look or a wake sees it) or one refused write
+    /// (seen free while held: the write's answer names the holder), never the lock.
+    fn look<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Holder>>> {
+        self.read(key)
+    }
+
     /// Deletes the lock item whoever holds it; true when there was one.
     fn force_release<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<bool>>;
 }

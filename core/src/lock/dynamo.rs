@@ -118,6 +118,16 @@ impl LockBackend for Table {
         .boxed()
     }
 
+    fn look<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Holder>>> {
+        async move {
+            self.check_regions().await?;
+            // Eventually consistent: half the price of `read`'s consistent read. Safe for a look
+            // only: a release is settled, and `holder()`/`is_locked()` answer, by `read`.
+            Ok(self.get(key, false).await?.map(|i| i.holder()))
+        }
+        .boxed()
+    }
+
     fn force_release<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<bool>> {
         async move {
             self.check_regions().await?;

@@ -24,7 +24,7 @@
 //!   someone did;
 //! - a holder without a stamp (stock Laravel, the PHP driver, an acquire that did not wait) is
 //!   watched with the backoff capped at Laravel's own retry period, so that ddblock's waiters
-//!   see the lock free as soon as Laravel's do (with reads, a fifth of the cost of Laravel's
+//!   see the lock free as soon as Laravel's do (with looks, a tenth of the cost of Laravel's
 //!   writes).
 //!
 //! - a process that waits once (a new `ddblock run --wait` from cron, a short-lived worker)

@@ -128,8 +128,8 @@ fn on_free(queue: &waiters::Membership, place: &mut Place) -> Option<Duration> {
 impl Lock {
     /// Takes the lock, waiting for it as `wait` says: [`Wait::Once`] (also `None` or a zero
     /// duration) tries once (as [`Lock::acquire`]: one resend after a lost answer, no read
-    /// first); [`Wait::UpTo`] and [`Wait::Forever`] try, and
-    /// while the lock is held watches it with consistent reads (pauses from the lock's backoff,
+    /// first); [`Wait::UpTo`] and [`Wait::Forever`] try, and while the lock is held watch it
+    /// with looks (on DynamoDB eventually consistent reads; pauses from the lock's backoff,
     /// capped exponential with jitter, and never past the holder's expiry plus the margin) and
     /// writes again only when it looks free, until acquired or `d` has passed; then returns the
     /// last `Held` answer ([`Wait::Forever`]: until acquired or cancelled). Waiters of this
@@ -190,7 +190,7 @@ impl Lock {
     ) -> Result<AcquireOutcome> {
         let since = Some(place.since_ms());
         // A handle of this process holds it: no request needed to learn that, watch. This
-        // process saw it held lately: look before writing (a read costs a fifth of a write),
+        // process saw it held lately: look before writing (a look costs a tenth of a write),
         // and if this process has just released it, look only after a pause, so that remote
         // waiters who waited longer take it first.
         let local = queue.held_locally(self.backend.now());
@@ -254,7 +254,7 @@ impl Lock {
                     }
                 }
                 look_now = false;
-                let read = self.backend.read(&self.spec.key);
+                let read = self.backend.look(&self.spec.key);
                 let seen = match deadline {
                     Some(d) => match tokio::time::timeout_at(d.into(), read).await {
                         Ok(seen) => seen?,

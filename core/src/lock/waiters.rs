@@ -3,7 +3,7 @@
 //! so only one of them watches the lock at a time however many wait; a release in this process
 //! wakes the watcher at once instead of after its next pause; a waiter that knows a handle of this
 //! process holds the lock sends no write to learn it; and once this process has seen the lock
-//! held, its next waiters look (a consistent read) before they write.
+//! held, its next waiters look (an eventually consistent read on DynamoDB) before they write.
 //!
 //! One process-wide registry keyed by the lock's identity (not by handle), so separate `Store`s
 //! and `Lock` handles on the same key share it. An entry lives while someone waits on the key or a

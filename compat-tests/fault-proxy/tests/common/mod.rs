@@ -70,7 +70,10 @@ pub fn counts(entries: &[(&str, &str, u64)]) -> Stats {
             .or_default()
             .insert(outcome.to_string(), *n);
     }
-    Stats { ops }
+    Stats {
+        ops,
+        ..Stats::default()
+    }
 }
 
 /// Asserts that `result` failed with the service error `code` (`context` names the case).
