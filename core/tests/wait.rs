@@ -1,7 +1,7 @@
 //! Waiting for a held lock (issue 14): a waiter watches the lock with eventually consistent reads
-//! and writes only when it looks free; waiters of one process on one key share one watcher, and a release in
-//! the process wakes the next waiter at once. Requests are counted by the fault proxy in front of
-//! moto and dynalite.
+//! and writes only when it looks free; waiters of one process on one key share one watcher, and a
+//! release in the process wakes the next waiter at once. Requests are counted by the fault proxy
+//! in front of moto and dynalite.
 
 mod common;
 

@@ -13,7 +13,7 @@ use common::laravel::Php;
 use common::{json_of, on_servers, scratch, unique, Ctx, Server};
 use serde_json::Value;
 
-/// `ddblock ARGS`, under `compat-tests/support/skew SKEW` (libfaketime) when `skew` is given.
+/// `ddblock ARGS`, its clock `skew` off when given (`compat-tests/support/skew`).
 fn ddblock(ctx: &Ctx, skew: Option<&str>, args: &[&str]) -> StdCommand {
     let mut c = ctx.skewed(skew);
     c.args(args);
@@ -219,8 +219,8 @@ fn workers_with_one_clock_two_seconds_off_never_overlap(server: Server) {
     assert_eq!(ahead, 0, "a worker 2 s ahead overlapped another");
 }
 
-/// `ddblock --json doctor --no-scan` under `compat-tests/support/skew SKEW` (libfaketime) (none when `None`): the exit status
-/// and the report.
+/// `ddblock --json doctor --no-scan`, its clock `skew` off when given (`compat-tests/support/skew`,
+/// libfaketime): the exit status and the report.
 fn doctor(ctx: &Ctx, skew: Option<&str>, margin: Option<&str>) -> (i32, Value) {
     let mut args = vec!["--json"];
     if let Some(m) = margin {

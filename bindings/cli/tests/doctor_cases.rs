@@ -227,7 +227,7 @@ fn table_for(server: Server, spec: &Value) -> Option<Ctx> {
     Some(ctx)
 }
 
-/// `ddblock --json ARGS` in `layout`, under `compat-tests/support/skew SKEW` (libfaketime) when given.
+/// `ddblock --json ARGS` in `layout`, its clock `skew` off when given (`support/skew`).
 fn ddblock(ctx: &Ctx, layout: &str, skew: Option<&str>, args: &[String]) -> (i32, Value) {
     let out = ctx
         .skewed(skew)

@@ -135,7 +135,7 @@ final class DoctorCasesTest extends TestCase
     }
 
     /**
-     * `php artisan ddblock:doctor --json` under `compat-tests/support/skew SKEW` (libfaketime) (the app's own layout).
+     * `php artisan ddblock:doctor --json` with its clock SKEW off (`compat-tests/support/skew`; the app's own layout).
      *
      * @dataProvider clockSkewCases
      */

@@ -25,8 +25,8 @@ impl Php {
         Self::start_skewed(ctx, layout, prefix, None)
     }
 
-    /// The same, its wall clock `skew` off (`compat-tests/support/skew SKEW` (libfaketime), e.g. "+2s"; monotonic clocks
-    /// are left alone) when given.
+    /// The same, its wall clock `skew` off when given (`compat-tests/support/skew`, libfaketime,
+    /// e.g. "+2s"; monotonic clocks are left alone).
     pub fn start_skewed(ctx: &Ctx, layout: &str, prefix: &str, skew: Option<&str>) -> Php {
         let mut env = PeerEnv::new(&ctx.endpoint, &ctx.table, layout, prefix, "laravel");
         env.skew = skew.map(str::to_owned);

@@ -132,9 +132,9 @@ impl Ctx {
             .env("AWS_EC2_METADATA_DISABLED", "true");
     }
 
-    /// `ddblock` under `compat-tests/support/skew SKEW` (libfaketime) when `skew` is given, with this context's environment.
-    /// Monotonic clocks are left alone (`DONT_FAKE_MONOTONIC`): only the wall clock, which lock
-    /// expiry is judged by, is skewed.
+    /// `ddblock` with this context's environment, its clock `skew` off when given
+    /// (`compat-tests/support/skew`, libfaketime). Monotonic clocks are left alone
+    /// (`DONT_FAKE_MONOTONIC`): only the wall clock, which lock expiry is judged by, is skewed.
     pub fn skewed(&self, skew: Option<&str>) -> StdCommand {
         let mut c = match skew {
             Some(s) => {

@@ -109,9 +109,9 @@ final class TestApp
 
     /**
      * `php artisan ARGS` in a subprocess (tests/Support/artisan.php) for an app with `$cache` and
-     * `$ddblock`, under `compat-tests/support/skew $skew` (libfaketime) when given: [exit status,
-     * stdout, stderr]. A string
-     * `$command` is a shell line, run by bash with `php artisan` meaning this app's artisan.
+     * `$ddblock`, its clock `$skew` off when given (`compat-tests/support/skew`): [exit status,
+     * stdout, stderr]. A string `$command` is a shell line, run by bash with `php artisan` meaning
+     * this app's artisan.
      *
      * @param  array<string, mixed>  $cache
      * @param  array<string, mixed>|null  $ddblock

@@ -29,8 +29,8 @@ pub struct PeerEnv {
     pub prefix: String,
     /// `DDB_DRIVER`: `laravel` (Laravel's own lock) or `ddblock` (the driver, `bindings/php`).
     pub driver: String,
-    /// A wall clock this far off (`compat-tests/support/skew SKEW` (libfaketime), e.g. `+2s`; monotonic clocks are left
-    /// alone), or `None`.
+    /// A wall clock this far off (e.g. `+2s`, by `compat-tests/support/skew`: libfaketime;
+    /// monotonic clocks are left alone), or `None`.
     pub skew: Option<String>,
 }
 
