@@ -2,7 +2,7 @@
 # Builds every package of ddblock for x86_64 Linux into dist/, with dist/SHA256SUMS:
 #
 #   ./package.sh            # build all for x86_64 glibc Linux (release builds: ~15 min cold on 2 cores)
-#   ./package.sh --target TRIPLE [--target TRIPLE ...]   # the wheel, the npm platform package and
+#   ./package.sh --target[=]TRIPLE [--target TRIPLE ...] # the wheel, the npm platform package and
 #                           # the CLI tarball for each Linux target: x86_64-unknown-linux-gnu,
 #                           # aarch64-unknown-linux-gnu, x86_64-unknown-linux-musl,
 #                           # aarch64-unknown-linux-musl (gnu: glibc 2.17+, manylinux2014; musl:
@@ -40,18 +40,19 @@ TRIPLES=()
 while (($#)); do
     case $1 in
         --check) check=1 ;;
-        --target)
-            [[ " ${LINUX[*]} " == *" ${2:-} "* ]] || die "--target wants one of ${LINUX[*]}, not '${2:-}'"
-            TRIPLES+=("$2")
-            shift
+        --target | --target=*)
+            if [[ $1 == --target ]]; then triple=${2:-} && shift; else triple=${1#--target=}; fi
+            [[ " ${LINUX[*]} " == *" $triple "* ]] || die "--target wants one of ${LINUX[*]}, not '$triple'"
+            TRIPLES+=("$triple")
             ;;
         --all-linux) TRIPLES+=("${LINUX[@]}") ;;
-        -h | --help) sed -n '2,35p' "$0"; exit 0 ;;
+        -h | --help) awk 'NR > 1 && !/^#/ {exit} NR > 1' "$0"; exit 0 ;;
         *) die "unknown argument $1 (try --help)" ;;
     esac
     shift
 done
 ((${#TRIPLES[@]})) || TRIPLES=(x86_64-unknown-linux-gnu)
+mapfile -t TRIPLES < <(printf '%s\n' "${TRIPLES[@]}" | awk '!seen[$0]++') # each once, in order
 
 START=$SECONDS
 TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
@@ -93,35 +94,66 @@ mkdir -p "$node_stage"
 cp bindings/node/{package.json,lib.js,lib.d.ts,native.js,native.d.ts,README.md,LICENSE} "$node_stage/"
 "$ROOT/bindings/node/node_modules/.bin/napi" create-npm-dirs --cwd "$node_stage" >/dev/null 2>&1
 
+# gnu: linked against glibc 2.17 (zig's target suffix); musl: the CLI static, the two native
+# modules dynamic against the system's musl (a cdylib cannot be crt-static).
+zig_target() { [[ $1 == *-gnu ]] && echo "$1.$GLIBC" || echo "$1"; }
 for TRIPLE in "${TRIPLES[@]}"; do
-    # gnu: linked against glibc 2.17 (zig's target suffix); musl: the CLI static, the two native
-    # modules dynamic against the system's musl (a cdylib cannot be crt-static).
-    case $TRIPLE in
-        *-gnu) zig_target="$TRIPLE.$GLIBC" compat=manylinux2014 ;;
-        *-musl) zig_target="$TRIPLE" compat=musllinux_1_2 ;;
-    esac
-    # --- Python: abi3 wheel ------------------------------------------------------------------------
-    log "python: maturin build --release --zig --compatibility $compat --target $TRIPLE"
-    timed maturin build --quiet --release --zig --compatibility "$compat" --target "$TRIPLE" \
-        -m bindings/python/Cargo.toml --out "$DIST"
+    # One crypto library in what ships for this target: aws-lc (a C build, cross-compiled with zig).
+    # A second (ring's C and assembly, or OpenSSL) would double the cross-build's failure points.
+    crypto="$(cargo tree --quiet --locked --target "$TRIPLE" -e normal --prefix none -f '{p}' \
+        -p ddblock-cli -p ddblock-node -p ddblock-python | awk '{print $1}' |
+        grep -xE 'aws-lc-sys|ring|openssl-sys|boring-sys|native-tls' | sort -u | paste -sd' ')"
+    [[ $crypto == aws-lc-sys ]] || die "$TRIPLE: the crypto libraries in the graph are '$crypto', not aws-lc-sys alone"
+    log "crypto library for $TRIPLE: $crypto (cargo tree -e normal)"
+done
 
-    # --- Rust: the CLI binary and the Node native module, one release build -------------------------
-    # A target dir of its own: cargo-zigbuild's zig wrappers are not maturin's (another linker path),
-    # so sharing one would make each build redo the other's every time.
+# --- the release builds: two lanes at once ---------------------------------------------------------
+# maturin's builds (the wheels) in one lane, cargo-zigbuild's (the CLI and the Node module) in the
+# other, each in its own target dir: their zig wrappers differ (another linker path), so sharing one
+# would make each build redo the other's every time. Each build ends in a fat-LTO link on one core,
+# so two lanes keep both cores busy; within a lane one build at a time, as each tool rewrites its own
+# zig wrappers when it starts.
+python_lane() {
+    for TRIPLE in "${TRIPLES[@]}"; do
+        [[ $TRIPLE == *-gnu ]] && compat=manylinux2014 || compat=musllinux_1_2
+        log "python: maturin build --release --zig --compatibility $compat --target $TRIPLE"
+        timed maturin build --quiet --release --zig --compatibility "$compat" --target "$TRIPLE" \
+            -m bindings/python/Cargo.toml --out "$DIST"
+    done
+}
+rust_lane() {
+    for TRIPLE in "${TRIPLES[@]}"; do
+        zt="$(zig_target "$TRIPLE")"
+        if [[ $TRIPLE == *-musl ]]; then
+            log "rust: cargo zigbuild --release --target $zt -p ddblock-cli; -p ddblock-node (-crt-static)"
+            timed env CARGO_TARGET_DIR="$TARGET_DIR/zigbuild" cargo zigbuild --quiet --release --locked \
+                --target "$zt" -p ddblock-cli
+            timed env CARGO_TARGET_DIR="$TARGET_DIR/zigbuild-dylib" RUSTFLAGS="-C target-feature=-crt-static" \
+                cargo zigbuild --quiet --release --locked --target "$zt" -p ddblock-node
+        else
+            log "rust: cargo zigbuild --release --target $zt -p ddblock-cli -p ddblock-node"
+            timed env CARGO_TARGET_DIR="$TARGET_DIR/zigbuild" cargo zigbuild --quiet --release --locked \
+                --target "$zt" -p ddblock-cli -p ddblock-node
+        fi
+    done
+}
+t_builds=$SECONDS
+(set -e; python_lane) >"$STAGE/python-lane.log" 2>&1 &
+python_pid=$!
+(set -e; rust_lane) >"$STAGE/rust-lane.log" 2>&1 &
+rust_pid=$!
+lanes_ok=1
+wait "$python_pid" || lanes_ok=0
+cat "$STAGE/python-lane.log"
+wait "$rust_pid" || lanes_ok=0
+cat "$STAGE/rust-lane.log"
+((lanes_ok)) || die "a release build failed (its output is above)"
+log "release builds, both lanes: $((SECONDS - t_builds)) s"
+
+for TRIPLE in "${TRIPLES[@]}"; do
     OUT="$TARGET_DIR/zigbuild/$TRIPLE/release"
-    if [[ $TRIPLE == *-musl ]]; then
-        log "rust: cargo zigbuild --release --target $zig_target -p ddblock-cli; -p ddblock-node (-crt-static)"
-        timed env CARGO_TARGET_DIR="$TARGET_DIR/zigbuild" cargo zigbuild --quiet --release --locked \
-            --target "$zig_target" -p ddblock-cli
-        timed env CARGO_TARGET_DIR="$TARGET_DIR/zigbuild-dylib" RUSTFLAGS="-C target-feature=-crt-static" \
-            cargo zigbuild --quiet --release --locked --target "$zig_target" -p ddblock-node
-        node_so="$TARGET_DIR/zigbuild-dylib/$TRIPLE/release/libddblock_node.so"
-    else
-        log "rust: cargo zigbuild --release --target $zig_target -p ddblock-cli -p ddblock-node"
-        timed env CARGO_TARGET_DIR="$TARGET_DIR/zigbuild" cargo zigbuild --quiet --release --locked \
-            --target "$zig_target" -p ddblock-cli -p ddblock-node
-        node_so="$OUT/libddblock_node.so"
-    fi
+    node_so="$OUT/libddblock_node.so"
+    [[ $TRIPLE == *-gnu ]] || node_so="$TARGET_DIR/zigbuild-dylib/$TRIPLE/release/libddblock_node.so"
 
     # --- CLI tarball -----------------------------------------------------------------------------
     cli="ddblock-$VERSION-$TRIPLE"
@@ -218,7 +250,8 @@ if [[ $check == 1 ]]; then
     # printed last, where a CI summary that shows only the end of the output still has them.
     rm -rf "$STAGE/sdist-wheel" "$TARGET_DIR/sdist-check"
     sdist_log="$STAGE/sdist-wheel.log"
-    if ! timed env CARGO_TARGET_DIR="$TARGET_DIR/sdist-check" MATURIN_PEP517_ARGS="--profile dev" \
+    t_sdist=$SECONDS
+    if ! env CARGO_TARGET_DIR="$TARGET_DIR/sdist-check" MATURIN_PEP517_ARGS="--profile dev" \
         CARGO_PROFILE_DEV_DEBUG=false CARGO_INCREMENTAL=0 \
         "$TOOLS/bin/python" -m pip wheel --verbose --no-deps --no-cache-dir --disable-pip-version-check \
         -w "$STAGE/sdist-wheel" "$DIST/ddblock-$VERSION.tar.gz" >"$sdist_log" 2>&1; then
@@ -228,6 +261,7 @@ if [[ $check == 1 ]]; then
         log "free space: $(df -h --output=avail "$TARGET_DIR" | tail -1) on $TARGET_DIR"
         die "pip could not build a wheel from dist/ddblock-$VERSION.tar.gz (the lines above)"
     fi
+    log "  ($((SECONDS - t_sdist)) s)"
     # The check's debug build is not needed after it (about 1 GB).
     rm -rf "$TARGET_DIR/sdist-check"
     compgen -G "$STAGE/sdist-wheel/ddblock-$VERSION-*.whl" >/dev/null || die "pip wheel gave no wheel from the sdist"

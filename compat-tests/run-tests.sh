@@ -77,9 +77,12 @@ step_fuzz() { fuzz/run.sh smoke; }
 # The protocol model (compat-tests/model): every configuration, the states each explored, each
 # property's verdict and the counterexample traces (docs/model.md).
 step_model() { cargo run --quiet -p ddblock-model --bin model; }
+# Three of the four Linux targets: the fourth, aarch64 musl, would take CI past an hour on 2 cores
+# (docs/release.md, "What CI builds"); ./package.sh --all-linux --check builds and runs all four.
+CI_TARGETS=(x86_64-unknown-linux-gnu aarch64-unknown-linux-gnu x86_64-unknown-linux-musl)
 step_package() {
     DDBLOCK_SHELLCHECK=required scripts/actionlint.sh
-    ./package.sh --check
+    ./package.sh --check "${CI_TARGETS[@]/#/--target=}"
 }
 
 STEPS=(
@@ -94,7 +97,7 @@ STEPS=(
     "patterns|the peers of every language checked against the peer protocol (compat-tests/support/peers/selftest.py), then the once-only guard, compare-and-set and the S3 lock, 10+ peers in Rust, Python, Node, the CLI (and PHP) at once: compat-tests/patterns/concurrency.py"
     "bench|benchmarks, smoke profile: every figure on a tiny load, debug builds, no timing judged (compat-tests/bench/run.sh --smoke)"
     "chaos|chaos run, short profile, on dynalite and on DynamoDB Local: every language on one table through every fault at once, judged from the server's journal (compat-tests/chaos)"
-    "package|the release workflow checked (scripts/actionlint.sh), and the packages as users install them: ./package.sh --check (wheel, sdist, npm tarballs, CLI tarball, crates, Composer archive into dist/; each installed with no Rust on PATH and its quickstart run: compat-tests/packages/install-tests.py)"
+    "package|the release workflow checked (scripts/actionlint.sh), and the packages as users install them: ./package.sh --check for x86_64 glibc, aarch64 glibc and x86_64 musl (wheels, sdist, npm tarballs, CLI tarballs, crates, Composer archive into dist/; each checked by what it is, installed with no Rust on PATH and its quickstart run, aarch64 under QEMU: compat-tests/packages/install-tests.py)"
     "model|the protocol model (stateright): ddblock's properties hold within their bounds, stock Laravel's stuck lock and each broken assumption found as a counterexample trace; prints the states explored (cargo run -p ddblock-model --bin model)"
     "fuzz|fuzz smoke run: fuzz/run.sh smoke (cargo fuzz: each target ${FUZZ_SMOKE_SECONDS:-5} s from its seeds, generated from the PHP fixtures)"
 )

@@ -122,29 +122,39 @@ fn unreachable_endpoint_names_the_endpoint() {
     assert!(err.contains("must be a URL starting with http://"), "{err}");
 }
 
-/// A system without root certificates (a scratch container; here `SSL_CERT_FILE` and
-/// `SSL_CERT_DIR` name nothing, and the SDK's client then reads those alone) is a config error
-/// that says what to install. Before, the SDK's HTTPS client panicked while being built ("no
-/// valid root certificates parsed"), even for an http:// endpoint: exit 101 and a backtrace.
+/// A system without root certificates (a scratch container with the static musl CLI): an
+/// `https://` endpoint is a `config` error, before any request, that says what to install (the
+/// SDK's HTTPS client panicked while being built: "no valid root certificates parsed", exit 101
+/// and a backtrace); an `http://` endpoint needs none and is served (before, the same panic).
 #[test]
 fn a_system_without_root_certificates_is_a_config_error() {
-    let ctx = Ctx::unserved("http://127.0.0.1:1");
-    let out = ctx
-        .cmd()
-        .args(["--json", "status", "x"])
-        .env("SSL_CERT_FILE", "/nonexistent/ca.pem")
-        .env("SSL_CERT_DIR", "/nonexistent")
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    let (code, v) = common::json_of(&out, "ddblock --json status x");
-    assert_eq!((code, v["error"]["kind"].clone()), (1, json!("config")));
-    let msg = v["error"]["message"].as_str().unwrap();
+    let run = |endpoint: &str| {
+        let out = Ctx::unserved(endpoint)
+            .cmd()
+            .args(["--json", "status", "x", "--max-attempts", "1"])
+            .env("SSL_CERT_FILE", "/nonexistent/ca.pem")
+            .env("SSL_CERT_DIR", "/nonexistent")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        let (code, v) = common::json_of(&out, "ddblock --json status x");
+        (
+            code,
+            v["error"]["kind"].clone(),
+            v["error"]["message"].clone(),
+        )
+    };
+    let (code, kind, msg) = run("https://127.0.0.1:1");
+    assert_eq!((code, kind), (1, json!("config")));
+    let msg = msg.as_str().unwrap();
     assert!(
         msg.contains("no root certificates") && msg.contains("SSL_CERT_FILE"),
         "{msg}"
     );
+    // Plain HTTP reads no certificates: the request is sent (nothing listens: a transport error).
+    let (code, kind, msg) = run("http://127.0.0.1:1");
+    assert_eq!((code, kind), (1, json!("transport")), "{msg}");
 }
 
 /// `--attempt-timeout` reaches the core: against an endpoint that accepts connections and never

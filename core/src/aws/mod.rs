@@ -45,6 +45,9 @@ pub(crate) async fn sdk_config(cfg: &StoreConfig) -> SdkConfig {
     }
     if let Some(e) = cfg.endpoint() {
         loader = loader.endpoint_url(e);
+        if plain_http(e) {
+            loader = loader.http_client(plain_http_client());
+        }
     }
     let timeouts = [
         cfg.connect_timeout(),
@@ -71,13 +74,41 @@ pub(crate) async fn sdk_config(cfg: &StoreConfig) -> SdkConfig {
     loader.load().await
 }
 
+/// Whether an endpoint is `http://`: no TLS, so no root certificates to read.
+fn plain_http(endpoint: &str) -> bool {
+    endpoint
+        .get(..7)
+        .is_some_and(|s| s.eq_ignore_ascii_case("http://"))
+}
+
+/// The SDK's hyper client without TLS, set up as its default HTTPS one is (connector settings,
+/// sleep, proxies from the environment: aws-smithy-runtime 1.16 `default_https_client`). The
+/// default client builds its rustls config, reading and parsing the system's whole certificate
+/// store, before its first request even to an `http://` endpoint: milliseconds of every cold
+/// start against DynamoDB Local, and a panic where the store is missing.
+fn plain_http_client() -> aws_smithy_runtime_api::client::http::SharedHttpClient {
+    use aws_smithy_http_client::{proxy::ProxyConfig, Builder, ConnectorBuilder};
+    Builder::new().build_with_connector_fn(|settings, components| {
+        let mut conn = ConnectorBuilder::default();
+        conn.set_connector_settings(settings.cloned());
+        if let Some(c) = components {
+            conn.set_sleep_impl(c.sleep_impl());
+        }
+        conn.set_proxy_config(Some(ProxyConfig::from_env()));
+        conn.build_http()
+    })
+}
+
 /// Whether the SDK's HTTPS client will find root certificates, checked once per process before
-/// a client is built. The client reads the system's store when it is built, even for an
-/// `http://` endpoint (rustls-native-certs: `SSL_CERT_FILE` and `SSL_CERT_DIR` when either is
+/// a client for an `https://` endpoint (or AWS's own) is built. The client reads the system's
+/// store when it is built (rustls-native-certs: `SSL_CERT_FILE` and `SSL_CERT_DIR` when either is
 /// set, else OpenSSL's usual places), and panics when it finds none (aws-smithy-http-client 1.5,
 /// `rustls_root_certs`: "no valid root certificates parsed"): a scratch container, or a
 /// distroless image without its CA bundle. This tells the caller what to install instead.
-pub(crate) fn root_certificates() -> Result<()> {
+pub(crate) fn root_certificates(cfg: &StoreConfig) -> Result<()> {
+    if cfg.endpoint().is_some_and(plain_http) {
+        return Ok(());
+    }
     static FOUND: OnceLock<bool> = OnceLock::new();
     if *FOUND.get_or_init(roots_present) {
         return Ok(());
@@ -85,7 +116,7 @@ pub(crate) fn root_certificates() -> Result<()> {
     Err(Error::Config(
         "no root certificates for TLS: none at SSL_CERT_FILE or SSL_CERT_DIR, nor in the system's \
          usual places (/etc/ssl/certs, /etc/pki/tls/certs, ...); the AWS SDK's HTTPS client needs \
-         them, even for an http:// endpoint. Install the CA bundle (the ca-certificates package \
+         them for an https:// endpoint (AWS's own included). Install the CA bundle (the ca-certificates package \
          on Debian, Ubuntu, Alpine and Amazon Linux; in a scratch image, copy \
          /etc/ssl/certs/ca-certificates.crt in) or point SSL_CERT_FILE at a PEM bundle"
             .to_owned(),

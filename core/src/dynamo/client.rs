@@ -27,7 +27,7 @@ impl ClientCell {
         match self {
             ClientCell::Fixed(c) => Ok(c.clone()),
             ClientCell::Lazy(cell) => {
-                crate::aws::root_certificates()?;
+                crate::aws::root_certificates(cfg)?;
                 Ok(cell
                     .get_or_build(|| async {
                         Client::from_conf(

@@ -14,7 +14,7 @@ pub(super) struct ClientCell(PerProcess<Client>);
 
 impl ClientCell {
     pub(super) async fn get(&self, cfg: &StoreConfig) -> Result<Client> {
-        crate::aws::root_certificates()?;
+        crate::aws::root_certificates(cfg)?;
         Ok(self
             .0
             .get_or_build(|| async {
