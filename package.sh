@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds every package of ddblock for x86_64 Linux into dist/, with dist/SHA256SUMS:
 #
-#   ./package.sh            # build all for x86_64 glibc Linux (release builds: ~15 min cold on 2 cores)
+#   ./package.sh            # build all for x86_64 glibc Linux (release builds: ~7 min cold on 2 cores)
 #   ./package.sh --target[=]TRIPLE [--target TRIPLE ...] # the wheel, the npm platform package and
 #                           # the CLI tarball for each Linux target: x86_64-unknown-linux-gnu,
 #                           # aarch64-unknown-linux-gnu, x86_64-unknown-linux-musl,
@@ -222,11 +222,12 @@ rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/ddblock-"$VERSION" \
     "$VERIFY_DIR"
 # --allow-dirty: dist/ is for trying the packages; publishing is the release workflow's, from a tag.
 # The verify build is only compiled, never debugged: no debug info, no incremental cache (it
-# halves the 2.3 GB it took), and it goes once the crates are copied (nothing reuses it).
+# halves the 2.3 GB it took). With --check, the sdist's debug build below reuses its dependencies
+# (the same flags; its own crates are path crates, never the overlay's); then it goes.
 timed env CARGO_PROFILE_DEV_DEBUG=false CARGO_INCREMENTAL=0 \
     cargo package --quiet --locked --allow-dirty --target-dir "$VERIFY_DIR" -p ddblock -p ddblock-admin -p ddblock-cli
 for crate in ddblock ddblock-admin ddblock-cli; do cp "$VERIFY_DIR/package/$crate-$VERSION.crate" "$DIST/"; done
-rm -rf "$VERIFY_DIR"
+[[ $check == 1 ]] || rm -rf "$VERIFY_DIR"
 
 # --- PHP: composer validate --strict, composer archive -------------------------------------------
 log "php: composer validate --strict; composer archive"
@@ -241,17 +242,18 @@ log "dist/ ($((SECONDS - START)) s):"
 
 if [[ $check == 1 ]]; then
     # The sdist builds: pip builds a wheel from it as a user without a wheel for their platform
-    # would (maturin from PyPI in an isolated env), in the debug profile to save time. A target
-    # dir of its own: in the workspace's, cargo would take the sdist's files (same relative paths,
-    # older mtimes) for the ones it already built and compile nothing. --no-cache-dir: no wheel
+    # would (maturin from PyPI in an isolated env), in the debug profile to save time. Not in the
+    # workspace's target dir: there cargo would take the sdist's files (same relative paths, older
+    # mtimes) for the ones it already built and compile nothing. In the crates' verify build's,
+    # which built no workspace path crate: its dependencies are reused. --no-cache-dir: no wheel
     # from pip's cache either.
     log "python: the sdist builds (pip wheel from dist/ddblock-$VERSION.tar.gz, debug profile)"
     # Its whole output goes to a log; on failure, cargo's error lines and the free disk space are
     # printed last, where a CI summary that shows only the end of the output still has them.
-    rm -rf "$STAGE/sdist-wheel" "$TARGET_DIR/sdist-check"
+    rm -rf "$STAGE/sdist-wheel"
     sdist_log="$STAGE/sdist-wheel.log"
     t_sdist=$SECONDS
-    if ! env CARGO_TARGET_DIR="$TARGET_DIR/sdist-check" MATURIN_PEP517_ARGS="--profile dev" \
+    if ! env CARGO_TARGET_DIR="$VERIFY_DIR" MATURIN_PEP517_ARGS="--profile dev" \
         CARGO_PROFILE_DEV_DEBUG=false CARGO_INCREMENTAL=0 \
         "$TOOLS/bin/python" -m pip wheel --verbose --no-deps --no-cache-dir --disable-pip-version-check \
         -w "$STAGE/sdist-wheel" "$DIST/ddblock-$VERSION.tar.gz" >"$sdist_log" 2>&1; then
@@ -262,8 +264,8 @@ if [[ $check == 1 ]]; then
         die "pip could not build a wheel from dist/ddblock-$VERSION.tar.gz (the lines above)"
     fi
     log "  ($((SECONDS - t_sdist)) s)"
-    # The check's debug build is not needed after it (about 1 GB).
-    rm -rf "$TARGET_DIR/sdist-check"
+    # The debug builds are not needed after it (about 1 GB).
+    rm -rf "$VERIFY_DIR"
     compgen -G "$STAGE/sdist-wheel/ddblock-$VERSION-*.whl" >/dev/null || die "pip wheel gave no wheel from the sdist"
     log "artifacts: each checked by what it is (compat-tests/packages/artifacts.py)"
     python3 compat-tests/packages/artifacts.py "$DIST"
