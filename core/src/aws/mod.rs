@@ -116,9 +116,9 @@ pub(crate) fn root_certificates(cfg: &StoreConfig) -> Result<()> {
     Err(Error::Config(
         "no root certificates for TLS: none at SSL_CERT_FILE or SSL_CERT_DIR, nor in the system's \
          usual places (/etc/ssl/certs, /etc/pki/tls/certs, ...); the AWS SDK's HTTPS client needs \
-         them for an https:// endpoint (AWS's own included). Install the CA bundle (the ca-certificates package \
-         on Debian, Ubuntu, Alpine and Amazon Linux; in a scratch image, copy \
-         /etc/ssl/certs/ca-certificates.crt in) or point SSL_CERT_FILE at a PEM bundle"
+         them for an https:// endpoint (AWS's own included). Install the CA bundle (the \
+         ca-certificates package on Debian, Ubuntu, Alpine and Amazon Linux; in a scratch image, \
+         copy /etc/ssl/certs/ca-certificates.crt in) or point SSL_CERT_FILE at a PEM bundle"
             .to_owned(),
     ))
 }
